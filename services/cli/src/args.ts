@@ -1,0 +1,68 @@
+// Shared argument parsing. node:util's parseArgs does the parsing (no dependency needed for
+// flags this simple); this file turns its strings into checked values with clear errors.
+import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { isRevision, REVISION_NAMES, type Revision, type RevisionChoice } from '@mcp-fleet/probe';
+import { UsageError } from './usage';
+
+export const COMMON_OPTIONS = {
+  header: { type: 'string', multiple: true, short: 'H' },
+  timeout: { type: 'string' },
+  json: { type: 'boolean', default: false },
+} as const satisfies ParseArgsConfig['options'];
+
+export function parse<O extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: O) {
+  try {
+    return parseArgs({ args, options, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
+export function targetUrl(positionals: string[], verb: string): URL {
+  const [raw, ...extra] = positionals;
+  if (!raw) throw new UsageError(`${verb} needs a URL, e.g. mcp-fleet ${verb} http://127.0.0.1:7401/mcp`);
+  if (extra.length) throw new UsageError(`unexpected argument: ${extra[0]}`);
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new UsageError(`not a URL: ${raw}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new UsageError(`the URL must be http:// or https://, not ${url.protocol}`);
+  return url;
+}
+
+export function headers(list: string[] | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const h of list ?? []) {
+    const colon = h.indexOf(':');
+    const name = colon > 0 ? h.slice(0, colon).trim() : '';
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name))
+      throw new UsageError(`--header takes 'Name: value', got a header with no valid name`);
+    out[name] = h.slice(colon + 1).trim();
+  }
+  return out;
+}
+
+export function positiveInt(value: string | undefined, flag: string, fallback: number, max: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0 || n > max)
+    throw new UsageError(`${flag} takes a whole number from 1 to ${max}, got ${value}`);
+  return n;
+}
+
+export function revision(value: string | undefined, flag: string): Revision | undefined {
+  if (value === undefined) return undefined;
+  if (!isRevision(value)) throw new UsageError(`${flag} takes one of ${REVISION_NAMES.join(', ')}, got ${value}`);
+  return value;
+}
+
+export function revisionChoice(value: string | undefined, fallback?: RevisionChoice): RevisionChoice {
+  if (value === undefined) {
+    if (fallback) return fallback;
+    throw new UsageError('--revision is required: newest, or one of ' + REVISION_NAMES.join(', '));
+  }
+  return value === 'newest' ? 'newest' : (revision(value, '--revision') as Revision);
+}

@@ -1,0 +1,50 @@
+import { type Detection, detect, displayUrl } from '@mcp-fleet/probe';
+import { COMMON_OPTIONS, headers, parse, positiveInt, targetUrl } from '../args';
+import { columns } from '../table';
+import { EXIT } from '../usage';
+
+export async function detectCommand(args: string[], out: (s: string) => void): Promise<number> {
+  const { values, positionals } = parse(args, COMMON_OPTIONS);
+  const url = targetUrl(positionals, 'detect');
+  const detection = await detect(url, {
+    headers: headers(values.header),
+    timeoutMs: positiveInt(values.timeout, '--timeout', 10_000, 600_000),
+  });
+  out(values.json ? JSON.stringify(detection, null, 2) : formatDetection(displayUrl(url), detection));
+  return detection.outcome === 'DETECTED' ? EXIT.ok : detection.outcome === 'NONE' ? EXIT.failed : EXIT.rateLimited;
+}
+
+/** The detection as the editor shows it: Revision | Generation | Result | Note, with evidence under each unsupported revision. */
+export function formatDetection(target: string, d: Detection): string {
+  const server = d.serverInfo ? ` · server ${d.serverInfo.name} ${d.serverInfo.version}`.trimEnd() : '';
+  const head = [
+    `Target   ${target}`,
+    `Outcome  ${d.outcome}${d.newestSupported ? ` · newest supported ${d.newestSupported}` : ''}${server} · ${d.requests} requests in ${d.millis} ms`,
+  ];
+  if (d.outcome === 'NONE') head.push('         This URL did not identify itself as an MCP server on any revision.');
+  if (d.outcome === 'RATE_LIMITED')
+    head.push(
+      `         The server rate-limited the detection (HTTP 429); try again later.${d.retryAfterHeader ? ` Retry-After: ${d.retryAfterHeader}` : ''}`,
+    );
+  const rows = [['Revision', 'Generation', 'Result', 'Note']];
+  for (const r of d.revisions)
+    rows.push([r.revision, r.generation, r.supported ? 'Supported' : 'Not supported', r.note]);
+  // Evidence goes on its own line under its revision, outside the columns so it cannot widen them.
+  const lines = columns(rows).split('\n');
+  const table = [
+    lines[0],
+    ...d.revisions.flatMap((r, i) => (r.evidence ? [lines[i + 1], `  └ ${evidenceLine(r.evidence)}`] : [lines[i + 1]])),
+  ];
+  return `${head.join('\n')}\n\n${table.join('\n')}\n`;
+}
+
+function evidenceLine(e: NonNullable<Detection['revisions'][number]['evidence']>): string {
+  const parts: string[] = [];
+  if (e.status !== null) parts.push(`HTTP ${e.status}${e.contentType ? `, ${e.contentType.split(';')[0]}` : ''}`);
+  if (e.reachabilityFailure) parts.push(e.reachabilityFailure.replace(/_/g, ' '));
+  if (e.millis !== null) parts.push(`${e.millis} ms`);
+  if (e.jsonRpcErrorCode !== null) parts.push(`JSON-RPC ${e.jsonRpcErrorCode}`);
+  parts.push(e.message);
+  if (e.bodyPreview) parts.push(JSON.stringify(e.bodyPreview.slice(0, 72)));
+  return parts.join(' · ');
+}

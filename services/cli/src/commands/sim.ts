@@ -1,0 +1,40 @@
+import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
+import { parse, positiveInt } from '../args';
+import { columns } from '../table';
+import { EXIT, UsageError } from '../usage';
+
+const OPTIONS = { port: { type: 'string' } } as const;
+
+/** `--port base`: target i listens on base+i; without it every target takes a free port. */
+export function basePort(port: string | undefined): number {
+  return port === undefined ? 0 : positiveInt(port, '--port', 0, 65_000);
+}
+
+/** `sim`: start the simulated fleet on loopback, print its targets, serve until Ctrl-C. */
+export async function simCommand(args: string[], out: (s: string) => void): Promise<number> {
+  const { values, positionals } = parse(args, OPTIONS);
+  if (positionals.length) throw new UsageError(`unexpected argument: ${positionals[0]}`);
+  const sim = await startSim({ basePort: basePort(values.port) });
+  out(`${formatTargets(sim)}\n\nServing the simulated fleet on 127.0.0.1. Ctrl-C stops it.`);
+  await untilSignal();
+  await sim.close();
+  return EXIT.ok;
+}
+
+export function formatTargets(sim: Sim): string {
+  const rows = [['Target', 'URL', 'Speaks', 'What it is']];
+  for (const t of sim.targets) rows.push([t.name, t.url, t.supports.join(' ') || '-', t.description]);
+  return columns(rows);
+}
+
+export function untilSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      process.off('SIGINT', done);
+      process.off('SIGTERM', done);
+      resolve();
+    };
+    process.on('SIGINT', done);
+    process.on('SIGTERM', done);
+  });
+}

@@ -1,0 +1,34 @@
+// Usage text and the error a bad argument raises: a clear line and exit code 2, never a stack trace.
+
+export class UsageError extends Error {}
+
+export const EXIT = {
+  ok: 0,
+  /** detect: NONE; handshake: the run failed. */
+  failed: 1,
+  usage: 2,
+  /** detect: RATE_LIMITED. */
+  rateLimited: 3,
+  internal: 70,
+} as const;
+
+export const USAGE = `mcp-fleet: watch which MCP protocol revisions a fleet of servers speaks
+
+Usage:
+  mcp-fleet detect <url> [--header 'Name: value']... [--timeout ms] [--json]
+  mcp-fleet handshake <url> --revision newest|<revision> [--current <revision>]
+                      [--header 'Name: value']... [--timeout ms] [--json]
+  mcp-fleet bench handshake <url> [--revision newest|<revision>] [--concurrency N]
+                      [--seconds S] [--header ...] [--timeout ms] [--json]
+  mcp-fleet sim [--port base]          start the simulated fleet and print its targets
+  mcp-fleet demo [--port base] [--once] start the fleet and detect every target
+
+Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28.
+
+Exit codes:
+  0  detect: DETECTED; handshake: success or downgrade
+  1  detect: NONE; handshake: any other outcome
+  2  usage error (bad arguments)
+  3  detect: RATE_LIMITED
+  70 internal error
+`;

@@ -1,0 +1,171 @@
+import type { RequestRecord } from './request-log';
+import { RequestLog } from './request-log';
+import { newestOf, orderRevisions, type Revision } from './revisions';
+import { LOOPBACK } from './serve';
+import type { RunningTarget, SimTarget, TargetDefinition } from './target';
+import { bearer } from './targets/bearer';
+import { sseNoEndpoint, sseSlowEndpoint } from './targets/broken-sse';
+import { drifterTarget } from './targets/drifter';
+import { legacySse } from './targets/legacy-sse';
+import { modern, modernOnly } from './targets/modern';
+import { sessions20250326 } from './targets/sessions-2025-03-26';
+import { sessions20250618 } from './targets/sessions-2025-06-18';
+import { sessions20251125 } from './targets/sessions-2025-11-25';
+import { closed, silent } from './targets/sockets';
+import { rateLimited, replies, unavailable, website } from './targets/status-walls';
+
+/** The fleet in its fixed order: with a basePort, target i listens on basePort + i. */
+const FLEET: readonly TargetDefinition[] = [
+  legacySse,
+  sessions20250326,
+  sessions20250618,
+  sessions20251125,
+  modern,
+  modernOnly,
+  drifterTarget('drifter', ['2025-06-18', '2025-11-25']),
+  drifterTarget('drifter-modern', ['2025-11-25', '2026-07-28']),
+  drifterTarget('drifter-pinned', ['2025-03-26', '2025-06-18', '2025-11-25']),
+  bearer,
+  rateLimited,
+  unavailable,
+  website,
+  silent,
+  closed,
+  sseNoEndpoint,
+  sseSlowEndpoint,
+  replies,
+];
+
+export const TARGET_NAMES: readonly string[] = FLEET.map((definition) => definition.name);
+
+/** Only targets named `drifter…` change what they speak. */
+export function isDriftable(name: string): boolean {
+  return name.startsWith('drifter');
+}
+
+/** A scheduled drift: `afterMs` after start, `target` starts speaking `revisions`. */
+export interface DriftStep {
+  afterMs: number;
+  target: string;
+  revisions: Revision[];
+}
+
+export interface SimOptions {
+  /** 0 (default): ephemeral ports, so parallel tests never collide. */
+  basePort?: number;
+  host?: '127.0.0.1';
+  /** Start only these targets (each keeps its fixed port offset). */
+  only?: string[];
+  script?: DriftStep[];
+}
+
+export interface Sim {
+  /** Every running target in fleet order, as it is now. */
+  readonly targets: SimTarget[];
+  target(name: string): SimTarget;
+  /** Every HTTP request the targets received (all targets, or one). */
+  requests(name?: string): RequestRecord[];
+  /** TCP connections a target accepted. */
+  connections(name: string): number;
+  /** Forgets recorded requests and connection counts. */
+  resetRequests(): void;
+  /** Changes what a driftable target speaks, for new conversations. */
+  drift(name: string, revisions: Revision[]): void;
+  /** Closes every server, open stream and socket. */
+  close(): Promise<void>;
+}
+
+interface Started {
+  definition: TargetDefinition;
+  running: RunningTarget;
+}
+
+export async function startSim(opts: SimOptions = {}): Promise<Sim> {
+  const { basePort = 0, host = LOOPBACK, only, script = [] } = opts;
+  if (host !== LOOPBACK) throw new Error(`fleet-sim binds ${LOOPBACK} only, not ${host}`);
+  const lastPort = basePort + FLEET.length - 1;
+  if (!Number.isInteger(basePort) || basePort < 0 || (basePort > 0 && lastPort > 65535)) {
+    throw new Error(`basePort must be 0 or leave room for ${FLEET.length} ports below 65536: ${basePort}`);
+  }
+  for (const name of only ?? []) {
+    if (!TARGET_NAMES.includes(name)) throw new Error(`unknown sim target: ${name}`);
+  }
+
+  const log = new RequestLog();
+  const selected = FLEET.map((definition, index) => ({ definition, index })).filter(
+    ({ definition }) => only === undefined || only.includes(definition.name),
+  );
+  const outcomes = await Promise.allSettled(
+    selected.map(async ({ definition, index }) => ({
+      definition,
+      running: await definition.start({
+        name: definition.name,
+        port: basePort === 0 ? 0 : basePort + index,
+        log,
+      }),
+    })),
+  );
+  const started = new Map<string, Started>();
+  for (const outcome of outcomes) {
+    if (outcome.status === 'fulfilled') started.set(outcome.value.definition.name, outcome.value);
+  }
+  const failure = outcomes.find((outcome) => outcome.status === 'rejected');
+  if (failure) {
+    await Promise.allSettled([...started.values()].map(({ running }) => running.close()));
+    throw failure.reason;
+  }
+
+  const find = (name: string): Started => {
+    const target = started.get(name);
+    if (target === undefined) throw new Error(`sim target not running: ${name}`);
+    return target;
+  };
+  const drift = (name: string, revisions: Revision[]): void => {
+    const { running } = find(name);
+    if (!isDriftable(name) || running.drift === undefined) throw new Error(`sim target ${name} does not drift`);
+    running.drift(revisions);
+  };
+
+  // Check the whole script up front so a bad step fails startSim, not a timer later.
+  for (const step of script) {
+    find(step.target);
+    if (!isDriftable(step.target)) throw new Error(`sim target ${step.target} does not drift`);
+    if (orderRevisions(step.revisions).length === 0) throw new Error(`drift of ${step.target} lists no revision`);
+  }
+  const timers = script.map((step) => {
+    const timer = setTimeout(() => drift(step.target, step.revisions), step.afterMs);
+    timer.unref();
+    return timer;
+  });
+
+  const snapshot = ({ definition, running }: Started): SimTarget => {
+    const supports = running.supports();
+    return {
+      name: definition.name,
+      url: running.url,
+      description: definition.description,
+      kind: definition.kind,
+      supports,
+      newest: newestOf(supports),
+    };
+  };
+
+  let closing: Promise<void> | undefined;
+  return {
+    get targets() {
+      return [...started.values()].map(snapshot);
+    },
+    target: (name) => snapshot(find(name)),
+    requests: (name) => log.requests(name),
+    connections: (name) => log.connections(name),
+    resetRequests: () => log.reset(),
+    drift,
+    close() {
+      closing ??= (async () => {
+        for (const timer of timers) clearTimeout(timer);
+        await Promise.allSettled([...started.values()].map(({ running }) => running.close()));
+      })();
+      return closing;
+    },
+  };
+}

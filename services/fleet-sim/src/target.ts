@@ -1,0 +1,39 @@
+import type { RequestLog } from './request-log';
+import type { Revision } from './revisions';
+
+/** A target as tests and the demo see it. */
+export interface SimTarget {
+  name: string;
+  url: string;
+  description: string;
+  kind: 'sdk' | 'odd';
+  /** The revisions this target really accepts right now, oldest → newest. */
+  supports: Revision[];
+  newest: Revision | null;
+}
+
+export interface TargetContext {
+  name: string;
+  /** 0 = an ephemeral port. */
+  port: number;
+  log: RequestLog;
+}
+
+export interface RunningTarget {
+  url: string;
+  supports(): Revision[];
+  close(): Promise<void>;
+  /** Only driftable targets have it. */
+  drift?(revisions: Revision[]): void;
+}
+
+export interface TargetDefinition {
+  name: string;
+  kind: 'sdk' | 'odd';
+  description: string;
+  start(ctx: TargetContext): Promise<RunningTarget>;
+}
+
+export function loopbackUrl(port: number, path: string): string {
+  return `http://127.0.0.1:${port}${path}`;
+}

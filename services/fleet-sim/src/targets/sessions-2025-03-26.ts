@@ -1,0 +1,39 @@
+import { randomUUID } from 'node:crypto';
+import { Server } from 'mcp-sdk-1-12/server/index.js';
+import { StreamableHTTPServerTransport } from 'mcp-sdk-1-12/server/streamableHttp.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from 'mcp-sdk-1-12/types.js';
+import { ECHO_TOOL, echo } from '../echo';
+import { SDK_VERSIONS } from '../sdk-versions';
+import { listenHttp, pathOf, sendText } from '../serve';
+import { StreamableSessions } from '../sessions';
+import { loopbackUrl, type TargetDefinition } from '../target';
+
+export const sessions20250326: TargetDefinition = {
+  name: 'sessions-2025-03-26',
+  kind: 'sdk',
+  description: 'SDK 1.12 stateful Streamable HTTP (session ids, SSE responses); answers any proposal with 2025-03-26',
+  async start({ name, port, log }) {
+    const sessions = new StreamableSessions(async (onInitialized) => {
+      const server = new Server({ name, version: SDK_VERSIONS['mcp-sdk-1-12'] }, { capabilities: { tools: {} } });
+      server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [ECHO_TOOL] }));
+      server.setRequestHandler(CallToolRequestSchema, async ({ params }) => echo(params.arguments));
+      const transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: randomUUID,
+        onsessioninitialized: onInitialized,
+      });
+      await server.connect(transport);
+      return { transport, close: () => server.close() };
+    });
+    const listener = await listenHttp(name, port, log, async (req, res, body) => {
+      if (pathOf(req) !== '/mcp') return sendText(res, 404, 'text/plain', 'Not Found');
+      await sessions.handle(req, res, body);
+    });
+    return {
+      url: loopbackUrl(listener.port, '/mcp'),
+      supports: () => ['2025-03-26'],
+      async close() {
+        await Promise.all([listener.close(), sessions.closeAll()]);
+      },
+    };
+  },
+};

@@ -1,0 +1,109 @@
+// A detection (seed 001): which of the five revisions does this server accept? Each revision is
+// probed on its own, never stopping at the first answer, in at most eight requests and 20 s.
+// A detection is not a run: it changes no test.
+import { DEFAULT_TIMEOUT_MS, ProbeContext, type ProbeOptions } from './context';
+import { type Evidence, evidenceOf } from './evidence';
+import type { Opening, ServerInfo } from './opening';
+import { openRevision } from './openings';
+import { deleteSession } from './openings/sessions';
+import { type Generation, REVISIONS, type Revision, revisionInfo } from './revisions';
+
+export const DETECTION_MAX_REQUESTS = 8;
+export const DETECTION_MAX_MS = 20_000;
+
+export type DetectionOutcome = 'DETECTED' | 'NONE' | 'RATE_LIMITED';
+
+export interface RevisionDetection {
+  revision: Revision;
+  generation: Generation;
+  supported: boolean;
+  note: string;
+  sentence: string;
+  serverInfo?: ServerInfo;
+  evidence?: Evidence;
+}
+
+export interface Detection {
+  outcome: DetectionOutcome;
+  retryAfterHeader: string | null;
+  newestSupported: Revision | null;
+  serverInfo: ServerInfo | null;
+  /** HTTP requests the detection sent. */
+  requests: number;
+  millis: number;
+  revisions: RevisionDetection[];
+}
+
+/**
+ * Detect the revisions a server accepts. `timeoutMs` bounds each request; the whole detection
+ * is bounded by 20 s. The openings run side by side; sessions the server minted are deleted
+ * afterwards while the request budget lasts.
+ */
+export async function detect(url: string | URL, opts: ProbeOptions = {}): Promise<Detection> {
+  const ctx = new ProbeContext(new URL(url), opts, {
+    maxRequests: DETECTION_MAX_REQUESTS,
+    totalMs: DETECTION_MAX_MS,
+    perRequestMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+  });
+  const openings = await Promise.all(REVISIONS.map((r) => openRevision(ctx, r.revision, { complete: false })));
+  for (const o of openings) {
+    if (o.openSession && ctx.requestsLeft > 0) await deleteSession(ctx, o.answered ?? '', o.openSession);
+  }
+
+  const revisions = openings.map((o) => describe(o, ctx.secrets));
+  const newest = [...revisions].reverse().find((r) => r.supported);
+  const limited = ctx.exchanges.find((e) => e.status === 429);
+  const outcome: DetectionOutcome = limited ? 'RATE_LIMITED' : newest ? 'DETECTED' : 'NONE';
+  return {
+    outcome,
+    retryAfterHeader: limited?.headers.retryAfter ?? null,
+    newestSupported: newest?.revision ?? null,
+    serverInfo: newest?.serverInfo ?? null,
+    requests: ctx.requests,
+    millis: ctx.millis(),
+    revisions,
+  };
+}
+
+function describe(o: Opening, secrets: readonly string[]): RevisionDetection {
+  const info = revisionInfo(o.proposed);
+  const base = { revision: o.proposed, generation: info.generation, note: info.note };
+  const head = `${info.revision} (${info.generation})`;
+  if (o.ok && o.answered === o.proposed) {
+    const entry: RevisionDetection = {
+      ...base,
+      supported: true,
+      sentence: `${head}: supported. ${noteSentence(info.note)}`,
+    };
+    if (o.serverInfo) entry.serverInfo = o.serverInfo;
+    return entry;
+  }
+  const message = o.ok
+    ? `The server answered with protocol ${String(o.answered).slice(0, 40)} instead.`
+    : (o.failure?.message ?? 'The opening failed.');
+  const evidence = evidenceOf(o.decisive, message, secrets);
+  return { ...base, supported: false, sentence: `${head}: not supported (${why(o, evidence)}).`, evidence };
+}
+
+function noteSentence(note: string): string {
+  if (note === 'current') return 'This is the current protocol revision.';
+  if (note.startsWith('deprecated')) return 'This revision is deprecated and eligible for removal.';
+  return 'This is not the current revision.';
+}
+
+/** The parenthesis of a "not supported" sentence: the reply's status and type, or what happened instead. */
+function why(o: Opening, e: Evidence): string {
+  if (o.ok) return `the server answered with ${String(o.answered).slice(0, 40)}`;
+  if (e.reachabilityFailure === 'timeout') return `no answer within ${e.millis ?? 0} ms`;
+  if (e.reachabilityFailure) return e.reachabilityFailure.replace(/_/g, ' ');
+  if (
+    e.status !== null &&
+    o.generation === 'HTTP+SSE transport' &&
+    e.status >= 200 &&
+    e.status < 300 &&
+    e.contentType?.startsWith('text/event-stream')
+  )
+    return e.message.replace(/^GET: /, '');
+  if (e.status !== null) return `HTTP ${e.status}${e.contentType ? `, ${e.contentType.split(';')[0]}` : ''}`;
+  return e.message;
+}

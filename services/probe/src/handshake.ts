@@ -1,0 +1,195 @@
+// A handshake run (seed 001): speak one revision, the newest the server accepts or a pinned one.
+// A newest-supported run adopts what the server answers with (a downgrade when older) and looks
+// the revision up again only on an era signal; a pinned run fails `mcp.protocol.revision` when the
+// server no longer speaks its revision. A run keeps at most one lookup; its timeout covers it.
+import { DEFAULT_TIMEOUT_MS, ProbeContext, type ProbeOptions } from './context';
+import { type Evidence, evidenceOf } from './evidence';
+import type { Exchange } from './exchange';
+import { type Lookup, lookup, NOT_IDENTIFIED } from './lookup';
+import type { Opening, ServerInfo } from './opening';
+import { openRevision } from './openings';
+import { OUTCOMES, type Outcome } from './outcomes';
+import { redact } from './redact';
+import { compareRevisions, type Era, type Generation, isRevision, type Revision, revisionInfo } from './revisions';
+
+export type RevisionChoice = 'newest' | Revision;
+
+export interface HandshakeOptions extends ProbeOptions {
+  /** `newest` (Newest supported) or a dated revision to pin. */
+  revision: RevisionChoice;
+  /** The revision the test spoke last time (newest-supported tests only). */
+  current?: Revision | undefined;
+}
+
+export interface Assertion {
+  name: 'mcp.protocol.revision' | 'mcp.initialize';
+  expected: string;
+  actual: string;
+  message: string;
+}
+
+export interface HandshakeRun {
+  mode: 'newest' | 'pinned';
+  /** The revision the run offered first. */
+  requested: Revision | null;
+  /** The revision the server answered with, when it answered. */
+  negotiated: string | null;
+  generation: Generation | null;
+  era: Era | null;
+  outcome: Outcome;
+  message: string;
+  /** The revision a newest-supported test spoke before, when this run moved it. */
+  previousRevision: Revision | null;
+  requests: number;
+  millis: number;
+  serverInfo: ServerInfo | null;
+  assertion: Assertion | null;
+  lookup: { performed: boolean; found: Revision | null; requests: number };
+  evidence: Evidence | null;
+}
+
+/** Budget: an opening (≤ 3) + a lookup (≤ 4) + the repeat after it (≤ 3). */
+export const HANDSHAKE_MAX_REQUESTS = 10;
+
+export async function handshake(url: string | URL, opts: HandshakeOptions): Promise<HandshakeRun> {
+  const ctx = new ProbeContext(new URL(url), opts, {
+    maxRequests: HANDSHAKE_MAX_REQUESTS,
+    totalMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+  });
+  const pinned = opts.revision === 'newest' ? undefined : opts.revision;
+  const current = pinned ? undefined : opts.current;
+  const run = new RunBuilder(ctx, pinned ? 'pinned' : 'newest', current);
+
+  let looked: Lookup | undefined;
+  let requested: Revision | undefined = pinned ?? current;
+  if (!requested) {
+    // A newest-supported test with no current revision looks it up before its first run.
+    looked = await lookup(ctx);
+    if (!looked.found) return run.failLookup(looked, undefined);
+    requested = looked.found;
+  }
+  run.requested = requested;
+
+  let opening = await openRevision(ctx, requested, { complete: true });
+  if (!opening.ok && opening.eraSignal && !looked) {
+    looked = await lookup(ctx);
+    run.lookup = looked;
+    if (pinned) {
+      return looked.found ? run.pinFailed(pinned, looked.found, opening) : run.failLookup(looked, pinned);
+    }
+    if (!looked.found) return run.failLookup(looked, undefined);
+    opening = await openRevision(ctx, looked.found, { complete: true });
+  }
+  run.lookup ??= looked;
+  if (!opening.ok) {
+    // A pinned stateless revision turned away with -32022 names what the server offers instead.
+    if (pinned && opening.failure?.outcome === 'unsupported_version')
+      return run.pinFailed(pinned, opening.answered ?? 'unsupported', opening);
+    return run.fail(opening.failure ?? { outcome: 'protocol_error', message: 'the opening failed' }, opening.decisive);
+  }
+
+  const negotiated = opening.answered ?? 'unsupported';
+  if (pinned && negotiated !== pinned) return run.pinFailed(pinned, negotiated, opening);
+  if (!isRevision(negotiated)) {
+    return run.fail(
+      {
+        outcome: 'unsupported_version',
+        message: `the server answered with protocol ${negotiated.slice(0, 40)}, which mcp-fleet does not know`,
+      },
+      opening.decisive,
+    );
+  }
+  return run.succeed(negotiated, opening);
+}
+
+/** Assembles the run's answer; one place decides previousRevision, era and the messages. */
+class RunBuilder {
+  requested: Revision | undefined;
+  lookup: Lookup | undefined;
+
+  constructor(
+    private readonly ctx: ProbeContext,
+    private readonly mode: 'newest' | 'pinned',
+    private readonly current: Revision | undefined,
+  ) {}
+
+  succeed(negotiated: Revision, opening: Opening): HandshakeRun {
+    const older = this.requested !== undefined && compareRevisions(negotiated, this.requested) < 0;
+    const outcome: Outcome = older ? 'downgrade' : 'success';
+    const moved = this.current !== undefined && this.current !== negotiated;
+    const message = moved ? `now ${negotiated}, was ${this.current}` : OUTCOMES[outcome];
+    return this.#build({
+      outcome,
+      message: older ? `${message}; the server answered ${negotiated} to an offer of ${this.requested}` : message,
+      negotiated,
+      serverInfo: opening.serverInfo ?? null,
+      previousRevision: moved ? (this.current ?? null) : null,
+    });
+  }
+
+  pinFailed(pinned: Revision, actual: string, opening: Opening): HandshakeRun {
+    const message = `Server no longer speaks protocol ${pinned}`;
+    return this.#build({
+      outcome: 'unsupported_version',
+      message,
+      negotiated: opening.ok ? (opening.answered ?? null) : null,
+      serverInfo: opening.ok ? (opening.serverInfo ?? null) : null,
+      assertion: { name: 'mcp.protocol.revision', expected: pinned, actual: actual.slice(0, 64), message },
+      evidence: evidenceOf(
+        opening.decisive,
+        opening.failure?.message ?? `the server answered with protocol ${actual}`,
+        this.ctx.secrets,
+      ),
+    });
+  }
+
+  failLookup(looked: Lookup, pinned: Revision | undefined): HandshakeRun {
+    this.lookup = looked;
+    const failure = looked.failure ?? { outcome: 'not_mcp' as const, message: NOT_IDENTIFIED };
+    return this.#build({
+      outcome: failure.outcome,
+      message: failure.message,
+      assertion: {
+        name: 'mcp.initialize',
+        expected: pinned ?? 'an MCP server',
+        actual: 'unsupported',
+        message: NOT_IDENTIFIED,
+      },
+      evidence: evidenceOf(looked.decisive, failure.message, this.ctx.secrets),
+    });
+  }
+
+  fail(failure: { outcome: Outcome; message: string }, decisive: Exchange | undefined): HandshakeRun {
+    return this.#build({
+      outcome: failure.outcome,
+      message: failure.message,
+      evidence: evidenceOf(decisive, failure.message, this.ctx.secrets),
+    });
+  }
+
+  #build(parts: Partial<HandshakeRun> & { outcome: Outcome; message: string }): HandshakeRun {
+    const negotiated = parts.negotiated ?? null;
+    const about = isRevision(negotiated) ? negotiated : this.requested;
+    const info = about ? revisionInfo(about) : undefined;
+    return {
+      mode: this.mode,
+      requested: this.requested ?? null,
+      negotiated,
+      generation: info?.generation ?? null,
+      era: info?.era ?? null,
+      outcome: parts.outcome,
+      message: redact(parts.message, this.ctx.secrets),
+      previousRevision: parts.previousRevision ?? null,
+      requests: this.ctx.requests,
+      millis: this.ctx.millis(),
+      serverInfo: parts.serverInfo ?? null,
+      assertion: parts.assertion ?? null,
+      lookup: {
+        performed: this.lookup !== undefined,
+        found: this.lookup?.found ?? null,
+        requests: this.lookup?.requests ?? 0,
+      },
+      evidence: parts.evidence ?? null,
+    };
+  }
+}

@@ -1,0 +1,25 @@
+export { CLIENT_INFO } from './client-info';
+export { DEFAULT_TIMEOUT_MS, ProbeContext, type ProbeOptions } from './context';
+export {
+  DETECTION_MAX_MS,
+  DETECTION_MAX_REQUESTS,
+  type Detection,
+  type DetectionOutcome,
+  detect,
+  type RevisionDetection,
+} from './detect';
+export type { Evidence } from './evidence';
+export { defaultDispatcher, type Exchange, type ReachabilityFailure } from './exchange';
+export {
+  type Assertion,
+  HANDSHAKE_MAX_REQUESTS,
+  type HandshakeOptions,
+  type HandshakeRun,
+  handshake,
+  type RevisionChoice,
+} from './handshake';
+export { LOOKUP_MAX_REQUESTS, NOT_IDENTIFIED } from './lookup';
+export type { ServerInfo } from './opening';
+export { isPassing, OUTCOME_NAMES, OUTCOMES, type Outcome } from './outcomes';
+export { displayUrl, redact } from './redact';
+export * from './revisions';

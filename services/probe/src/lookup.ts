@@ -1,0 +1,74 @@
+// The short lookup a run makes when it meets an era signal (or has no revision yet): newest
+// generation first, stop at the first that answers, at most four requests. A 401, 403 or 5xx
+// ends it with no server found; so do a 429, a timeout and a connection failure, because
+// pressing on would only spend the run's time on a server that is not answering now.
+import type { ProbeContext } from './context';
+import type { Exchange } from './exchange';
+import { isNeverSignalStatus, judge, type Opening, type ServerInfo } from './opening';
+import { awaitEndpoint } from './openings/http-sse';
+import { deleteSession, openSessions } from './openings/sessions';
+import { openStateless } from './openings/stateless';
+import type { Outcome } from './outcomes';
+import { CURRENT_REVISION, isRevision, type Revision, revisionInfo } from './revisions';
+
+export const LOOKUP_MAX_REQUESTS = 4;
+export const NOT_IDENTIFIED = 'the target did not identify itself as an MCP server';
+
+export interface Lookup {
+  found: Revision | undefined;
+  serverInfo: ServerInfo | undefined;
+  requests: number;
+  /** Why it found nothing: the reply that ended it, or `not_mcp` after trying every generation. */
+  failure: { outcome: Outcome; message: string } | undefined;
+  decisive: Exchange | undefined;
+}
+
+export async function lookup(ctx: ProbeContext): Promise<Lookup> {
+  const before = ctx.requests;
+  const result = await ctx.withBudget(LOOKUP_MAX_REQUESTS, () => search(ctx));
+  return { ...result, requests: ctx.requests - before };
+}
+
+async function search(ctx: ProbeContext): Promise<Omit<Lookup, 'requests'>> {
+  const discover = await openStateless(ctx, CURRENT_REVISION);
+  if (discover.ok && isRevision(discover.answered) && revisionInfo(discover.answered).generation === 'stateless')
+    return foundIn(discover);
+  const stop = ended(discover.decisive);
+  if (stop) return stop;
+
+  const init = await openSessions(ctx, '2025-11-25', { complete: false });
+  if (init.openSession) await deleteSession(ctx, init.answered ?? '', init.openSession);
+  if (init.ok && isRevision(init.answered)) return foundIn(init);
+  const stop2 = ended(init.decisive);
+  if (stop2) return stop2;
+
+  const wait = await awaitEndpoint(ctx);
+  if (wait.ok) {
+    wait.reader.close();
+    return { found: '2024-11-05', serverInfo: undefined, failure: undefined, decisive: wait.get };
+  }
+  return (
+    ended(wait.get) ?? {
+      found: undefined,
+      serverInfo: undefined,
+      failure: { outcome: 'not_mcp', message: NOT_IDENTIFIED },
+      decisive: wait.get,
+    }
+  );
+}
+
+function foundIn(o: Opening): Omit<Lookup, 'requests'> {
+  return { found: o.answered as Revision, serverInfo: o.serverInfo, failure: undefined, decisive: o.decisive };
+}
+
+/** A reply that ends the lookup early, with the outcome its status calls for. */
+function ended(ex: Exchange | undefined): Omit<Lookup, 'requests'> | undefined {
+  if (!ex || !(ex.failure || isNeverSignalStatus(ex.status))) return undefined;
+  const { outcome, message } = judge(ex, 'lookup');
+  return {
+    found: undefined,
+    serverInfo: undefined,
+    failure: { outcome, message: `${NOT_IDENTIFIED} (${message})` },
+    decisive: ex,
+  };
+}

@@ -1,0 +1,74 @@
+// The stateless generation (2026-07-28): one `server/discover` carrying the `_meta` envelope and
+// the MCP-Protocol-Version and Mcp-Method headers. No initialize, no stream, no session.
+import { CLIENT_INFO } from '../client-info';
+import type { ProbeContext } from '../context';
+import { discoverSignal } from '../era-signals';
+import { errorOf, requestBody, resultOf } from '../jsonrpc';
+import { failed, judge, type Opening, opened, serverInfoOf } from '../opening';
+import { newestKnown, type Revision } from '../revisions';
+
+export const META = {
+  protocolVersion: 'io.modelcontextprotocol/protocolVersion',
+  clientCapabilities: 'io.modelcontextprotocol/clientCapabilities',
+  clientInfo: 'io.modelcontextprotocol/clientInfo',
+  serverInfo: 'io.modelcontextprotocol/serverInfo',
+} as const;
+
+export async function openStateless(ctx: ProbeContext, revision: Revision): Promise<Opening> {
+  const id = ctx.nextId();
+  const ex = await ctx.send({
+    method: 'POST',
+    url: ctx.target,
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': revision,
+      'mcp-method': 'server/discover',
+    },
+    body: requestBody(id, 'server/discover', {
+      _meta: { [META.protocolVersion]: revision, [META.clientCapabilities]: {}, [META.clientInfo]: CLIENT_INFO },
+    }),
+    jsonRpcMethod: 'server/discover',
+    jsonRpcId: id,
+  });
+  const what = 'server/discover';
+  const result = resultOf(ex.response);
+  const ok2xx = ex.status !== null && ex.status >= 200 && ex.status < 300;
+  if (!ok2xx || !result) {
+    const err = errorOf(ex.response);
+    const failure = judge(ex, what);
+    // -32022 names what the server does speak; keep it so a pin can say what is offered instead.
+    const offered = err?.code === -32022 ? supportedFrom(err.data) : undefined;
+    const o = failed('stateless', revision, ex, failure, discoverSignal(ex));
+    if (offered) o.answered = offered;
+    return o;
+  }
+  if (ex.response && 'id' in ex.response && ex.response.id !== id)
+    return failed(
+      'stateless',
+      revision,
+      ex,
+      { outcome: 'protocol_error', message: `${what}: the answer's JSON-RPC id does not match the request` },
+      false,
+    );
+  const versions = Array.isArray(result.supportedVersions)
+    ? result.supportedVersions.filter((v): v is string => typeof v === 'string')
+    : undefined;
+  if (!versions)
+    return failed(
+      'stateless',
+      revision,
+      ex,
+      { outcome: 'protocol_error', message: `${what}: the result has no supportedVersions` },
+      false,
+    );
+  const meta = (result._meta ?? {}) as Record<string, unknown>;
+  const serverInfo = serverInfoOf(meta[META.serverInfo]);
+  const answered = versions.includes(revision) ? revision : (newestKnown(versions) ?? versions[0] ?? 'none');
+  return opened('stateless', revision, ex, answered, serverInfo);
+}
+
+function supportedFrom(data: unknown): string | undefined {
+  const list = (data as { supported?: unknown } | undefined)?.supported;
+  return Array.isArray(list) ? newestKnown(list.filter((v): v is string => typeof v === 'string')) : undefined;
+}

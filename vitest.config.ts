@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['services/*/test/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    // Test files start their own fleets on ephemeral loopback ports, so they can run side by side.
+    pool: 'forks',
+    reporters: process.env.CI ? ['verbose'] : ['default'],
+  },
+});
