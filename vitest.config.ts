@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import SummaryReporter from './tools/summary-reporter';
 
 export default defineConfig({
   test: {
@@ -7,6 +8,6 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Test files start their own fleets on ephemeral loopback ports, so they can run side by side.
     pool: 'forks',
-    reporters: process.env.CI ? ['verbose'] : ['default'],
+    reporters: [process.env.CI ? 'verbose' : 'default', new SummaryReporter()],
   },
 });

@@ -55,7 +55,7 @@ describe('mcp-fleet detect', () => {
     expect(r.stdout).toMatch(/Revision\s+Generation\s+Result\s+Note/);
     expect(r.stdout).toMatch(/2025-03-26\s+sessions\s+Supported\s+not the current revision/);
     expect(r.stdout).toMatch(/2026-07-28\s+stateless\s+Not supported\s+current/);
-    expect(r.stdout).toMatch(/\n {2}└ HTTP 400 · \d+ ms · JSON-RPC -32000/);
+    expect(r.stdout).toMatch(/\n {2}└ HTTP 400 · \d+ ms · JSON-RPC -32000 Bad Request: Server not initialized\n/);
     expect(r.stdout).toMatch(
       /\n {2}└ HTTP 200, text\/event-stream · \d+ ms · The server answered with protocol 2025-03-26 instead/,
     );

@@ -35,6 +35,7 @@ interface Row {
   ours: LoadResult;
   sdk: LoadResult;
   ratio: number;
+  cpuRatio: number;
 }
 
 async function main(): Promise<void> {
@@ -51,7 +52,14 @@ async function main(): Promise<void> {
         await runLoad(sdk, { concurrency, seconds: 0.5 });
         const o = await runLoad(ours, { concurrency, seconds: SECONDS });
         const s = await runLoad(sdk, { concurrency, seconds: SECONDS });
-        const row = { ...c, concurrency, ours: o, sdk: s, ratio: Math.round((o.perSecond / s.perSecond) * 100) / 100 };
+        const row = {
+          ...c,
+          concurrency,
+          ours: o,
+          sdk: s,
+          ratio: Math.round((o.perSecond / s.perSecond) * 100) / 100,
+          cpuRatio: Math.round((s.cpuMicrosPerOp / Math.max(1, o.cpuMicrosPerOp)) * 100) / 100,
+        };
         rows.push(row);
         process.stderr.write(`${c.generation} c=${concurrency}: ours ${o.perSecond}/s, sdk ${s.perSecond}/s\n`);
       }
@@ -71,12 +79,15 @@ async function main(): Promise<void> {
       'mcp-fleet/s',
       'p50 ms',
       'p99 ms',
-      'errors',
+      'CPU µs',
+      'err',
       'SDK/s',
       'p50 ms',
       'p99 ms',
-      'errors',
-      'ratio',
+      'CPU µs',
+      'err',
+      'ratio/s',
+      'CPU ratio',
     ],
   ];
   for (const r of rows)
@@ -87,12 +98,15 @@ async function main(): Promise<void> {
       String(r.ours.perSecond),
       String(r.ours.p50Ms),
       String(r.ours.p99Ms),
+      String(r.ours.cpuMicrosPerOp),
       String(r.ours.errors),
       String(r.sdk.perSecond),
       String(r.sdk.p50Ms),
       String(r.sdk.p99Ms),
+      String(r.sdk.cpuMicrosPerOp),
       String(r.sdk.errors),
       `${r.ratio}×`,
+      `${r.cpuRatio}×`,
     ]);
   process.stdout.write(
     `\nHandshakes against the simulated fleet, ${SECONDS} s per cell (mcp-fleet engine vs official v2 SDK Client)\n\n${columns(table)}\n`,

@@ -9,6 +9,8 @@ export interface LoadResult {
   perSecond: number;
   p50Ms: number;
   p99Ms: number;
+  /** Client CPU (user + system, this process) per operation: the engine's own cost, whatever the server's. */
+  cpuMicrosPerOp: number;
   /** The first error seen, to say why errors happened. */
   firstError: string | undefined;
 }
@@ -26,6 +28,7 @@ export async function runLoad(op: () => Promise<boolean>, opts: LoadOptions): Pr
   let started = 0;
   let firstError: string | undefined;
   const max = opts.maxOperations ?? Number.POSITIVE_INFINITY;
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const until = t0 + opts.seconds * 1000;
   const worker = async () => {
@@ -45,6 +48,7 @@ export async function runLoad(op: () => Promise<boolean>, opts: LoadOptions): Pr
   };
   await Promise.all(Array.from({ length: opts.concurrency }, worker));
   const elapsed = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
   latencies.sort((a, b) => a - b);
   return {
     concurrency: opts.concurrency,
@@ -54,6 +58,7 @@ export async function runLoad(op: () => Promise<boolean>, opts: LoadOptions): Pr
     perSecond: Math.round((latencies.length / elapsed) * 10) / 10,
     p50Ms: round(quantile(latencies, 0.5)),
     p99Ms: round(quantile(latencies, 0.99)),
+    cpuMicrosPerOp: latencies.length ? Math.round((cpu.user + cpu.system) / latencies.length) : 0,
     firstError,
   };
 }

@@ -36,7 +36,7 @@ export async function demoCommand(args: string[], out: (s: string) => void): Pro
         String(d.millis),
       ]);
     }
-    out(`${columns(rows)}\n`);
+    out(`\n${columns(rows)}\n`);
     if (values.once) return EXIT.ok;
     out('Serving the simulated fleet on 127.0.0.1; try `npm run mcp-fleet -- detect <url>`. Ctrl-C stops it.');
     await untilSignal();

@@ -41,10 +41,12 @@ export function formatDetection(target: string, d: Detection): string {
 function evidenceLine(e: NonNullable<Detection['revisions'][number]['evidence']>): string {
   const parts: string[] = [];
   if (e.status !== null) parts.push(`HTTP ${e.status}${e.contentType ? `, ${e.contentType.split(';')[0]}` : ''}`);
-  if (e.reachabilityFailure) parts.push(e.reachabilityFailure.replace(/_/g, ' '));
   if (e.millis !== null) parts.push(`${e.millis} ms`);
-  if (e.jsonRpcErrorCode !== null) parts.push(`JSON-RPC ${e.jsonRpcErrorCode}`);
-  parts.push(e.message);
-  if (e.bodyPreview) parts.push(JSON.stringify(e.bodyPreview.slice(0, 72)));
+  // The JSON-RPC error says it best when there is one; otherwise our account of what happened.
+  parts.push(
+    e.jsonRpcErrorCode !== null ? `JSON-RPC ${e.jsonRpcErrorCode} ${e.jsonRpcErrorMessage ?? ''}`.trim() : e.message,
+  );
+  if (e.bodyPreview && e.jsonRpcErrorCode === null)
+    parts.push(`first bytes ${JSON.stringify(e.bodyPreview.slice(0, 60))}`);
   return parts.join(' · ');
 }
