@@ -56,7 +56,7 @@ function page(title: string, text: string): string {
 export const replies: TargetDefinition = {
   name: 'replies',
   kind: 'odd',
-  description: 'Answers with the status and body its path names: /reply/<status>/<html|jsonrpc<code>>',
+  description: 'Answers with the status and body its path names: /reply/<status>/<html|jsonrpc<code>>; a 3xx redirects',
   async start({ name, port, log }) {
     const listener = await listenHttp(name, port, log, (req, res) => {
       const [, , statusText = '404', body = 'html'] = (req.url ?? '/').split('?')[0]!.split('/');
@@ -64,8 +64,11 @@ export const replies: TargetDefinition = {
       const code = /^jsonrpc(-?\d+)$/.exec(body)?.[1];
       if (!Number.isInteger(status) || status < 200 || status > 599)
         return sendText(res, 400, 'text/plain', 'bad status');
-      if (code === undefined) return sendText(res, status, 'text/html; charset=utf-8', page(`${status}`, 'A reply.'));
-      sendJson(res, status, { jsonrpc: '2.0', id: null, error: { code: Number(code), message: `error ${code}` } });
+      // A 3xx points back at this target, so a client that followed it silently would be caught by the request log.
+      const location = status >= 300 && status < 400 ? { location: '/reply/200/html' } : undefined;
+      if (code === undefined)
+        return sendText(res, status, 'text/html; charset=utf-8', page(`${status}`, 'A reply.'), location);
+      sendJson(res, status, { jsonrpc: '2.0', id: null, error: { code: Number(code), message: `error ${code}` } }, location);
     });
     return { url: loopbackUrl(listener.port, '/reply/404/html'), supports: () => [], close: () => listener.close() };
   },
