@@ -1,9 +1,12 @@
 // The mcp-fleet command: one verb per file under commands/.
+import { agentCommand } from './commands/agent';
 import { benchCommand } from './commands/bench';
+import { controlCommand } from './commands/control';
 import { demoCommand } from './commands/demo';
 import { detectCommand } from './commands/detect';
 import { handshakeCommand } from './commands/handshake';
 import { simCommand } from './commands/sim';
+import { upCommand } from './commands/up';
 import { EXIT, USAGE, UsageError } from './usage';
 
 type Command = (args: string[], out: (s: string) => void) => Promise<number>;
@@ -14,6 +17,9 @@ const COMMANDS: Record<string, Command> = {
   bench: benchCommand,
   sim: simCommand,
   demo: demoCommand,
+  up: upCommand,
+  control: controlCommand,
+  agent: agentCommand,
 };
 
 export async function main(

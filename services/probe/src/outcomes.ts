@@ -17,6 +17,6 @@ export type Outcome = keyof typeof OUTCOMES;
 export const OUTCOME_NAMES = Object.keys(OUTCOMES) as Outcome[];
 
 /** Outcomes that mean the server is speaking MCP fine (a downgrade is reported, not failed). */
-export function isPassing(outcome: Outcome): boolean {
+export function isPassing(outcome: Outcome | string): boolean {
   return outcome === 'success' || outcome === 'downgrade';
 }

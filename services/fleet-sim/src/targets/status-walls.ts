@@ -68,7 +68,12 @@ export const replies: TargetDefinition = {
       const location = status >= 300 && status < 400 ? { location: '/reply/200/html' } : undefined;
       if (code === undefined)
         return sendText(res, status, 'text/html; charset=utf-8', page(`${status}`, 'A reply.'), location);
-      sendJson(res, status, { jsonrpc: '2.0', id: null, error: { code: Number(code), message: `error ${code}` } }, location);
+      sendJson(
+        res,
+        status,
+        { jsonrpc: '2.0', id: null, error: { code: Number(code), message: `error ${code}` } },
+        location,
+      );
     });
     return { url: loopbackUrl(listener.port, '/reply/404/html'), supports: () => [], close: () => listener.close() };
   },

@@ -1,0 +1,282 @@
+// A regional probe agent. It pulls its region's jobs from the bus, runs each job's probe, and
+// publishes the result; the job is acked only once the result is accepted, so a job is never
+// lost between the two (a crash, a failed publish or a stop brings it back). Stateless: all it
+// knows about a test comes in the job. It serves /metrics and exports a span per probe.
+import { hostname } from 'node:os';
+import {
+  type Bus,
+  createLogger,
+  type Delivery,
+  type Job,
+  type Logger,
+  ResultSchema,
+  type Subscription,
+} from '@mcp-fleet/bus';
+import { type TracerProvider, trace } from '@opentelemetry/api';
+import type { Registry } from 'prom-client';
+import { DispatcherCache } from './address-policy';
+import { nakDelayMs } from './backoff';
+import { startHeartbeats } from './heartbeat';
+import { type AgentHttp, serveAgentHttp } from './http';
+import { type JobAnswer, runJob } from './job';
+import { AgentMetrics, type JobKind } from './metrics';
+import { AGENT_VERSION } from './version';
+
+export interface AgentOptions {
+  bus: Bus;
+  region: string;
+  /** Default `<hostname>-<pid>`. */
+  id?: string;
+  /** Jobs run at once. Default 16. */
+  concurrency?: number;
+  /** Cap on a job's own timeoutMs. Default 120 000 (the most a job may ask for). */
+  jobTimeoutMs?: number;
+  /** Port of /metrics, /healthz, /readyz: 0 = any free port (default), null = no HTTP server. */
+  metricsPort?: number | null;
+  /** Default 127.0.0.1; use 0.0.0.0 where Prometheus scrapes from elsewhere. */
+  host?: string;
+  version?: string;
+  /** Where spans go. Default: the global provider (the SDK's when startTracing ran, else no-op). */
+  tracerProvider?: TracerProvider;
+  log?: Logger;
+  /** Default 10 s. */
+  heartbeatMs?: number;
+  /** How long the bus waits for a settle before redelivering; long probes say `working` well before. Default 60 s. */
+  ackWaitMs?: number;
+  /** How long stop() lets jobs in flight finish before handing them back. Default 20 s. */
+  stopGraceMs?: number;
+  /** Refuse loopback/private/link-local targets the job's `allow` list does not cover. Default true. */
+  enforceAddressPolicy?: boolean;
+  /** Include prom-client's default process metrics. Default true. */
+  processMetrics?: boolean;
+}
+
+export interface Agent {
+  readonly id: string;
+  readonly region: string;
+  /** http://host:port/metrics, or null without an HTTP server. */
+  readonly metricsUrl: string | null;
+  readonly registry: Registry;
+  /** Jobs in hand right now. */
+  inFlight(): number;
+  /** Stop taking jobs, let those in flight finish (or hand them back after the grace period), send a last heartbeat. */
+  stop(): Promise<void>;
+}
+
+/** A job in hand. Once handed back at stop, its probe may still finish, but its result is dropped. */
+interface Work {
+  kind: JobKind;
+  delivery: Delivery<Job>;
+  state: 'probing' | 'publishing' | 'done' | 'returned';
+  handBack: () => void;
+}
+
+/** An agent fault on a job this often redelivered means the job is poison for us: terminate it. */
+const MAX_REDELIVERIES_ON_ERROR = 5;
+
+export async function startAgent(opts: AgentOptions): Promise<Agent> {
+  const { bus, region } = opts;
+  const id = opts.id ?? `${hostname()}-${process.pid}`;
+  const version = opts.version ?? AGENT_VERSION;
+  const concurrency = opts.concurrency ?? 16;
+  const ackWaitMs = opts.ackWaitMs ?? 60_000;
+  const stopGraceMs = opts.stopGraceMs ?? 20_000;
+  const log = (opts.log ?? createLogger('agent')).child({ agent: id, region });
+  const tracer = (opts.tracerProvider ?? trace.getTracerProvider()).getTracer('@mcp-fleet/agent', version);
+  const metrics = new AgentMetrics({ region, version, defaultMetrics: opts.processMetrics !== false });
+  const dispatchers = opts.enforceAddressPolicy === false ? undefined : new DispatcherCache();
+  const startedAt = new Date().toISOString();
+
+  const working = new Set<Work>();
+  let stopping = false;
+  const changed = () => metrics.inFlight(working.size);
+
+  const settle = async (what: string, job: Job, fn: () => Promise<void>) => {
+    try {
+      await fn();
+    } catch (err) {
+      // The bus redelivers an unsettled job after ackWait; nothing more to do here.
+      log.warn({ err, jobId: job.jobId }, `could not ${what} the job`);
+    }
+  };
+
+  const fail = async (work: Work, result: 'error' | 'failed_publish', err: unknown) => {
+    const { delivery } = work;
+    const job = delivery.value;
+    metrics.job(work.kind, result);
+    if (result === 'error' && delivery.redeliveries >= MAX_REDELIVERIES_ON_ERROR) {
+      log.error(
+        { err, jobId: job.jobId, serverName: job.serverName },
+        'the agent keeps failing on this job; terminating it',
+      );
+      await settle('terminate', job, () => delivery.term(`agent error after ${delivery.redeliveries + 1} deliveries`));
+      return;
+    }
+    const delayMs = nakDelayMs(delivery.redeliveries);
+    const what = result === 'error' ? 'the agent failed on the job' : 'the result was not accepted';
+    log[result === 'error' ? 'error' : 'warn']({ err, jobId: job.jobId, delayMs }, `${what}; it comes back later`);
+    await settle('nak', job, () => delivery.nak(delayMs));
+  };
+
+  const runWork = async (work: Work): Promise<void> => {
+    const { delivery } = work;
+    const job = delivery.value;
+    if (job.region !== region) {
+      // The bus routes by region, so this is a misrouted message: running it here would report the wrong region.
+      metrics.job(work.kind, 'error');
+      await settle('terminate', job, () =>
+        delivery.term(`a job of region ${job.region} reached an agent of ${region}`),
+      );
+      return;
+    }
+    let answer: JobAnswer;
+    try {
+      answer = await runJob(job, {
+        agent: id,
+        tracer,
+        timeoutCapMs: opts.jobTimeoutMs ?? 120_000,
+        ...(dispatchers ? { dispatcher: dispatchers.for(job.allow) } : {}),
+        onTelemetryError: (err) => log.warn({ err, jobId: job.jobId }, 'a span could not be recorded'),
+      });
+      if (answer.ok) {
+        // Our own result must pass the bus's schema: if it does not, that is our bug, not the bus's.
+        const checked = ResultSchema.safeParse(answer.result);
+        if (!checked.success) throw new Error(`the result is invalid: ${checked.error.issues[0]?.message ?? ''}`);
+      }
+    } catch (err) {
+      if (work.state !== 'returned') await fail(work, 'error', err);
+      return;
+    }
+    // Handed back at stop: another agent runs it; this result is dropped.
+    if (work.state === 'returned') return;
+    if (!answer.ok) {
+      metrics.job(work.kind, 'error');
+      log.warn({ jobId: job.jobId, reason: answer.poison }, 'terminating a job that can never run');
+      await settle('terminate', job, () => delivery.term(answer.poison));
+      return;
+    }
+    try {
+      if (answer.run) metrics.handshake(answer.run);
+      if (answer.detection) metrics.detection(answer.detection);
+    } catch (err) {
+      // Telemetry never holds a result back.
+      log.warn({ err, jobId: job.jobId }, 'probe metrics not recorded');
+    }
+
+    work.state = 'publishing';
+    try {
+      await bus.publishResult(answer.result);
+    } catch (err) {
+      await fail(work, 'failed_publish', err);
+      return;
+    }
+    // Only now is the work safely handed on. If the ack is lost the job runs again; results are deduplicated by job id.
+    await settle('ack', job, () => delivery.ack());
+    work.state = 'done';
+    metrics.job(work.kind, 'ok');
+    log.debug({ jobId: job.jobId, kind: job.kind, traceId: answer.result.traceId }, 'job done');
+  };
+
+  const handle = async (delivery: Delivery<Job>): Promise<void> => {
+    if (stopping) {
+      await settle('return', delivery.value, () => delivery.nak(0));
+      return;
+    }
+    let handBack = () => {};
+    const handedBack = new Promise<void>((resolve) => {
+      handBack = resolve;
+    });
+    const work: Work = { kind: delivery.value.kind, delivery, state: 'probing', handBack };
+    working.add(work);
+    changed();
+    // Long probes keep their delivery: the bus would otherwise hand the job to another agent.
+    const keepAlive = setInterval(
+      () => void delivery.working().catch((err) => log.debug({ err }, 'working() failed')),
+      Math.max(1_000, Math.floor(ackWaitMs / 3)),
+    );
+    keepAlive.unref();
+    try {
+      await Promise.race([runWork(work), handedBack]);
+    } catch (err) {
+      // runWork() handles its own failures; reaching here is a bug, and it must not take the agent down.
+      log.error({ err, jobId: delivery.value.jobId }, 'unexpected failure handling a job');
+    } finally {
+      clearInterval(keepAlive);
+      working.delete(work);
+      changed();
+    }
+  };
+
+  let http: AgentHttp | undefined;
+  const metricsPort = opts.metricsPort === undefined ? 0 : opts.metricsPort;
+  if (metricsPort !== null) {
+    // First, so an agent that cannot serve /metrics (a port in use) fails before it takes a job.
+    http = await serveAgentHttp({
+      registry: metrics.registry,
+      port: metricsPort,
+      host: opts.host ?? '127.0.0.1',
+      ready: () => !stopping,
+      onError: (err) => log.error({ err }, '/metrics failed'),
+    });
+  }
+
+  let subscription: Subscription;
+  try {
+    subscription = bus.consumeJobs(region, handle, { concurrency, ackWaitMs });
+  } catch (err) {
+    // A bad region or a closed bus: leave nothing listening behind.
+    await http?.close();
+    await dispatchers?.destroy();
+    throw err;
+  }
+
+  const heartbeats = startHeartbeats({
+    bus,
+    everyMs: opts.heartbeatMs ?? 10_000,
+    beat: () => ({ agent: id, region, version, inFlight: working.size, startedAt, at: new Date().toISOString() }),
+    onError: (err) => log.warn({ err }, 'heartbeat not published'),
+  });
+  log.info({ concurrency, metricsUrl: http ? `${http.url}/metrics` : null }, 'agent started');
+
+  let stopped: Promise<void> | undefined;
+  const stop = async (): Promise<void> => {
+    stopping = true;
+    const drained = subscription.stop();
+    let timer: NodeJS.Timeout | undefined;
+    const graceOver = new Promise<'grace'>((resolve) => {
+      timer = setTimeout(() => resolve('grace'), stopGraceMs);
+    });
+    const first = await Promise.race([drained.then(() => 'drained' as const), graceOver]);
+    clearTimeout(timer);
+    if (first === 'grace') {
+      // Hand back what is still probing, so another agent runs it now; what is publishing finishes.
+      let returned = 0;
+      for (const work of working) {
+        if (work.state !== 'probing') continue;
+        returned += 1;
+        work.state = 'returned';
+        metrics.job(work.kind, 'returned');
+        await settle('return', work.delivery.value, () => work.delivery.nak(0));
+        work.handBack();
+      }
+      if (returned > 0) log.warn({ returned }, 'stop: jobs still probing were handed back');
+      await drained;
+    }
+    await heartbeats.stop();
+    await http?.close();
+    await dispatchers?.destroy();
+    log.info('agent stopped');
+  };
+
+  return {
+    id,
+    region,
+    metricsUrl: http ? `${http.url}/metrics` : null,
+    registry: metrics.registry,
+    inFlight: () => working.size,
+    stop() {
+      stopped ??= stop();
+      return stopped;
+    },
+  };
+}

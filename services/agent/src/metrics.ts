@@ -1,0 +1,121 @@
+// What an agent tells Prometheus. A registry per agent (several agents can share a process in
+// one-machine mode). Every label value comes from a closed set: revisions, outcomes, kinds and
+// the region. URLs, server names, session ids and job ids belong on spans, never here.
+import type { Detection, HandshakeRun } from '@mcp-fleet/probe';
+import { isRevision } from '@mcp-fleet/probe';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+
+export type JobKind = 'handshake' | 'detection';
+/** How a job ended for the agent: result accepted, result not accepted (nak'ed), our own failure, or handed back at stop. */
+export type JobResult = 'ok' | 'failed_publish' | 'error' | 'returned';
+
+/** 5 ms … 30 s: a loopback handshake takes milliseconds, a detection against a slow server up to its 20 s cap. */
+export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30];
+
+/** A revision label: a known revision, `none` when there is none, `other` for anything a server made up. */
+export function revisionLabel(value: string | null | undefined): string {
+  if (value === null || value === undefined) return 'none';
+  return isRevision(value) ? value : 'other';
+}
+
+export class AgentMetrics {
+  readonly registry = new Registry();
+  readonly #region: string;
+  readonly #handshakes: Counter<'requested_version' | 'negotiated_version' | 'outcome' | 'region'>;
+  readonly #eraMoves: Counter<'from_revision' | 'to_revision' | 'region'>;
+  readonly #downgrades: Counter<'region'>;
+  readonly #duration: Histogram<'kind' | 'region'>;
+  readonly #detections: Counter<'outcome' | 'region'>;
+  readonly #jobs: Counter<'region' | 'kind' | 'result'>;
+  readonly #inFlight: Gauge<'region'>;
+
+  constructor(opts: { region: string; version: string; defaultMetrics?: boolean }) {
+    this.#region = opts.region;
+    const registers = [this.registry];
+    if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
+
+    this.#handshakes = new Counter({
+      name: 'mcp_handshake_total',
+      help: 'Handshake runs by requested and negotiated revision and outcome.',
+      labelNames: ['requested_version', 'negotiated_version', 'outcome', 'region'],
+      registers,
+    });
+    this.#eraMoves = new Counter({
+      name: 'mcp_era_moves_total',
+      help: 'Handshake runs whose negotiated revision differs from the revision the test spoke before.',
+      labelNames: ['from_revision', 'to_revision', 'region'],
+      registers,
+    });
+    this.#downgrades = new Counter({
+      name: 'mcp_downgrades_total',
+      help: 'Handshake runs where the server answered with an older revision than the one offered.',
+      labelNames: ['region'],
+      registers,
+    });
+    this.#duration = new Histogram({
+      name: 'mcp_probe_duration_seconds',
+      help: 'How long a probe (handshake run or detection) took, as the probe measured it.',
+      labelNames: ['kind', 'region'],
+      buckets: DURATION_BUCKETS,
+      registers,
+    });
+    this.#detections = new Counter({
+      name: 'mcp_detection_total',
+      help: 'Detections by outcome.',
+      labelNames: ['outcome', 'region'],
+      registers,
+    });
+    this.#jobs = new Counter({
+      name: 'mcp_agent_jobs_total',
+      help: 'Jobs handled: ok (result accepted, job acked), failed_publish, error (an agent fault), returned (handed back at stop).',
+      labelNames: ['region', 'kind', 'result'],
+      registers,
+    });
+    this.#inFlight = new Gauge({
+      name: 'mcp_agent_in_flight',
+      help: 'Jobs this agent is working on.',
+      labelNames: ['region'],
+      registers,
+    });
+    const info = new Gauge({
+      name: 'mcp_agent_info',
+      help: 'Always 1; labels say which region and version this agent is.',
+      labelNames: ['region', 'version'],
+      registers,
+    });
+    info.set({ region: opts.region, version: opts.version }, 1);
+    this.#inFlight.set({ region: opts.region }, 0);
+  }
+
+  handshake(run: HandshakeRun): void {
+    const region = this.#region;
+    this.#handshakes.inc({
+      requested_version: revisionLabel(run.requested),
+      negotiated_version: revisionLabel(run.negotiated),
+      outcome: run.outcome,
+      region,
+    });
+    if (run.previousRevision !== null) {
+      this.#eraMoves.inc({
+        from_revision: revisionLabel(run.previousRevision),
+        to_revision: revisionLabel(run.negotiated),
+        region,
+      });
+    }
+    if (run.outcome === 'downgrade') this.#downgrades.inc({ region });
+    this.#duration.observe({ kind: 'handshake', region }, run.millis / 1000);
+  }
+
+  detection(detection: Detection): void {
+    this.#detections.inc({ outcome: detection.outcome, region: this.#region });
+    this.#duration.observe({ kind: 'detection', region: this.#region }, detection.millis / 1000);
+  }
+
+  job(kind: JobKind, result: JobResult): void {
+    this.#jobs.inc({ region: this.#region, kind, result });
+  }
+
+  inFlight(count: number): void {
+    this.#inFlight.set({ region: this.#region }, count);
+  }
+}

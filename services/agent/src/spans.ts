@@ -1,0 +1,234 @@
+// The spans of one probe, after the OTel MCP semantic conventions: a CLIENT span for the probe
+// (`mcp.handshake` or `mcp.detection`) and a child per HTTP request, built from the probe's
+// exchanges after the fact. Header values never go on a span, and URLs lose their query string
+// and credentials, so neither a token in the headers nor one in a URL can leak into a trace.
+import type { Detection, Exchange, HandshakeRun } from '@mcp-fleet/probe';
+import { isPassing, redact } from '@mcp-fleet/probe';
+import {
+  type Attributes,
+  context,
+  isSpanContextValid,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  TraceFlags,
+  type Tracer,
+  trace,
+} from '@opentelemetry/api';
+import {
+  ATTR_ERROR_TYPE,
+  ATTR_HTTP_REQUEST_METHOD,
+  ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_NETWORK_PROTOCOL_NAME,
+  ATTR_SERVER_ADDRESS,
+  ATTR_SERVER_PORT,
+  ATTR_URL_FULL,
+} from '@opentelemetry/semantic-conventions';
+
+/** The MCP and JSON-RPC attribute names (incubating in semconv; spelled out so a rename there is a choice here). */
+export const MCP_ATTR = {
+  methodName: 'mcp.method.name',
+  protocolVersion: 'mcp.protocol.version',
+  sessionId: 'mcp.session.id',
+  jsonRpcRequestId: 'jsonrpc.request.id',
+  rpcResponseStatusCode: 'rpc.response.status_code',
+} as const;
+
+/** Our own attributes: what an operator searches traces by. */
+export const FLEET_ATTR = {
+  region: 'mcp_fleet.region',
+  jobId: 'mcp_fleet.job.id',
+  serverId: 'mcp_fleet.server.id',
+  serverName: 'mcp_fleet.server.name',
+  testId: 'mcp_fleet.test.id',
+  agent: 'mcp_fleet.agent',
+  outcome: 'mcp_fleet.outcome',
+  requestedVersion: 'mcp_fleet.requested_version',
+  negotiatedVersion: 'mcp_fleet.negotiated_version',
+  previousRevision: 'mcp_fleet.previous_revision',
+  requests: 'mcp_fleet.requests',
+} as const;
+
+export const SPAN_NAMES = { handshake: 'mcp.handshake', detection: 'mcp.detection' } as const;
+
+/** A URL fit for a span: no user name, password, query string or fragment. */
+export function spanUrl(raw: string | URL): string {
+  try {
+    const u = new URL(raw);
+    u.username = '';
+    u.password = '';
+    u.search = '';
+    u.hash = '';
+    return u.href;
+  } catch {
+    return '';
+  }
+}
+
+function serverAttributes(raw: string): Attributes {
+  try {
+    const u = new URL(raw);
+    const port = u.port ? Number(u.port) : u.protocol === 'https:' ? 443 : 80;
+    return { [ATTR_SERVER_ADDRESS]: u.hostname.replace(/^\[|\]$/g, ''), [ATTR_SERVER_PORT]: port };
+  } catch {
+    return {};
+  }
+}
+
+export interface ProbeSpanJob {
+  kind: 'handshake' | 'detection';
+  jobId: string;
+  region: string;
+  serverId: string;
+  serverName: string;
+  testId: string | null;
+  url: string;
+  /** What the job asked for: `newest` or a revision (handshakes). */
+  revision: string | null;
+  /** Only to keep their values out of span messages; never recorded. */
+  headers: Record<string, string>;
+}
+
+/** Each header value and each word of it: what a message must not repeat (the probe's own rule). */
+function secretsOf(headers: Record<string, string>): string[] {
+  const out = new Set<string>();
+  for (const value of Object.values(headers)) {
+    const v = value.trim();
+    if (v.length >= 4) out.add(v);
+    for (const word of v.split(/\s+/)) if (word.length >= 4 && !/^(bearer|basic|token)$/i.test(word)) out.add(word);
+  }
+  return [...out].sort((a, b) => b.length - a.length);
+}
+
+/** Keeps what the parent span reports from the exchanges it saw. */
+export class ProbeSpan {
+  readonly span: Span;
+  readonly #tracer: Tracer;
+  readonly #parent: ReturnType<typeof trace.setSpan>;
+  readonly #secrets: string[];
+  #sessionId: string | undefined;
+  #answer: Exchange | undefined;
+
+  constructor(tracer: Tracer, job: ProbeSpanJob, agent: string) {
+    this.#tracer = tracer;
+    this.#secrets = secretsOf(job.headers);
+    const attributes: Attributes = {
+      [ATTR_URL_FULL]: spanUrl(job.url),
+      ...serverAttributes(job.url),
+      [FLEET_ATTR.region]: job.region,
+      [FLEET_ATTR.jobId]: job.jobId,
+      [FLEET_ATTR.serverId]: job.serverId,
+      [FLEET_ATTR.serverName]: job.serverName,
+      [FLEET_ATTR.agent]: agent,
+    };
+    if (job.testId) attributes[FLEET_ATTR.testId] = job.testId;
+    if (job.revision) attributes[FLEET_ATTR.requestedVersion] = job.revision;
+    // A new root: a probe is its own trace (the job's trace id is what the result points at).
+    this.span = tracer.startSpan(SPAN_NAMES[job.kind], { kind: SpanKind.CLIENT, attributes, root: true });
+    this.#parent = trace.setSpan(context.active(), this.span);
+  }
+
+  /** The trace id to store with the result, or null when the trace is not recorded anywhere. */
+  get traceId(): string | null {
+    const sc = this.span.spanContext();
+    return isSpanContextValid(sc) && (sc.traceFlags & TraceFlags.SAMPLED) !== 0 ? sc.traceId : null;
+  }
+
+  /** One child per HTTP request, timed by the exchange itself. */
+  exchange(ex: Exchange): void {
+    if (ex.headers.sessionId && !this.#sessionId) this.#sessionId = ex.headers.sessionId;
+    if (ex.response && ('result' in ex.response || 'error' in ex.response)) this.#answer = ex;
+
+    const attributes: Attributes = {
+      [ATTR_HTTP_REQUEST_METHOD]: ex.method,
+      [ATTR_URL_FULL]: spanUrl(ex.url),
+      ...serverAttributes(ex.url),
+      [ATTR_NETWORK_PROTOCOL_NAME]: 'http',
+    };
+    if (ex.jsonRpcMethod) attributes[MCP_ATTR.methodName] = ex.jsonRpcMethod;
+    if (ex.headers.protocolVersion) attributes[MCP_ATTR.protocolVersion] = ex.headers.protocolVersion.slice(0, 64);
+    if (ex.headers.sessionId) attributes[MCP_ATTR.sessionId] = ex.headers.sessionId.slice(0, 200);
+    Object.assign(attributes, rpcAttributes(ex));
+    if (ex.status !== null) attributes[ATTR_HTTP_RESPONSE_STATUS_CODE] = ex.status;
+    const errorType = ex.failure ?? (ex.status !== null && ex.status >= 400 ? String(ex.status) : undefined);
+    if (errorType) attributes[ATTR_ERROR_TYPE] = errorType;
+
+    const child = this.#tracer.startSpan(
+      `${ex.method} ${ex.jsonRpcMethod ?? ''}`.trim(),
+      { kind: SpanKind.CLIENT, attributes, startTime: ex.startedAt },
+      this.#parent,
+    );
+    if (errorType)
+      child.setStatus({ code: SpanStatusCode.ERROR, message: redact(ex.error ?? errorType, this.#secrets) });
+    child.end(ex.startedAt + ex.millis);
+  }
+
+  endHandshake(run: HandshakeRun): void {
+    const version = run.negotiated ?? run.requested;
+    const attributes: Attributes = {
+      [FLEET_ATTR.outcome]: run.outcome,
+      [FLEET_ATTR.requests]: run.requests,
+    };
+    if (version) attributes[MCP_ATTR.protocolVersion] = version.slice(0, 64);
+    if (run.requested) attributes[FLEET_ATTR.requestedVersion] = run.requested;
+    if (run.negotiated) attributes[FLEET_ATTR.negotiatedVersion] = run.negotiated.slice(0, 64);
+    if (run.previousRevision) attributes[FLEET_ATTR.previousRevision] = run.previousRevision;
+    const decisive = run.evidence ? { status: run.evidence.status, rpcCode: run.evidence.jsonRpcErrorCode } : undefined;
+    this.#endWith(attributes, decisive, isPassing(run.outcome) ? undefined : run.outcome, run.message);
+  }
+
+  endDetection(detection: Detection): void {
+    const attributes: Attributes = {
+      [FLEET_ATTR.outcome]: detection.outcome,
+      [FLEET_ATTR.requests]: detection.requests,
+    };
+    if (detection.newestSupported) {
+      attributes[MCP_ATTR.protocolVersion] = detection.newestSupported;
+      attributes[FLEET_ATTR.negotiatedVersion] = detection.newestSupported;
+    }
+    const failed = detection.outcome === 'DETECTED' ? undefined : detection.outcome;
+    this.#endWith(attributes, undefined, failed, failed ? `detection: ${detection.outcome}` : undefined);
+  }
+
+  /** The probe itself failed (an agent fault or the hard guard): the span says so and ends. */
+  endWithError(errorType: string, message: string): void {
+    this.#endWith({ [FLEET_ATTR.outcome]: errorType }, undefined, errorType, message);
+  }
+
+  /** `decisive`: the failing reply (a run's evidence); without one, the last JSON-RPC answer speaks for the probe. */
+  #endWith(
+    attributes: Attributes,
+    decisive: { status: number | null; rpcCode: number | null } | undefined,
+    errorType: string | undefined,
+    message?: string,
+  ): void {
+    if (this.#sessionId) attributes[MCP_ATTR.sessionId] = this.#sessionId.slice(0, 200);
+    const answer = this.#answer;
+    if (answer) Object.assign(attributes, rpcAttributes(answer));
+    if (decisive) {
+      delete attributes[MCP_ATTR.rpcResponseStatusCode];
+      if (decisive.rpcCode !== null) attributes[MCP_ATTR.rpcResponseStatusCode] = String(decisive.rpcCode);
+    }
+    const status = decisive ? decisive.status : (answer?.status ?? null);
+    if (status !== null) attributes[ATTR_HTTP_RESPONSE_STATUS_CODE] = status;
+    if (errorType) {
+      attributes[ATTR_ERROR_TYPE] = errorType;
+      this.span.setStatus({
+        code: SpanStatusCode.ERROR,
+        ...(message ? { message: redact(message, this.#secrets) } : {}),
+      });
+    }
+    this.span.setAttributes(attributes);
+    this.span.end();
+  }
+}
+
+/** `jsonrpc.request.id` of an answer, and `rpc.response.status_code` when the answer is a JSON-RPC error. */
+function rpcAttributes(ex: Exchange): Attributes {
+  const out: Attributes = {};
+  const r = ex.response;
+  if (!r) return out;
+  if ('id' in r && r.id !== null && r.id !== undefined) out[MCP_ATTR.jsonRpcRequestId] = String(r.id).slice(0, 100);
+  if ('error' in r) out[MCP_ATTR.rpcResponseStatusCode] = String(r.error.code);
+  return out;
+}

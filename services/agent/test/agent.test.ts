@@ -1,0 +1,477 @@
+// The agent end to end on the real in-process bus and the real simulated fleet: jobs in, results
+// out, acks only after the result is accepted, /metrics over HTTP, spans in memory, and the
+// unhappy paths (a silent server, a failing publish, an agent fault, stop with work in hand).
+import { type Bus, createLogger, createMemoryBus, type Heartbeat, type MemoryBus, type Result } from '@mcp-fleet/bus';
+import { SIM_BEARER_TOKEN, type Sim, startSim } from '@mcp-fleet/fleet-sim';
+import type { TracerProvider } from '@opentelemetry/api';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type Agent, type AgentOptions, startAgent } from '../src';
+import { makeJob, memoryTracing, parseMetrics, REGION, type Sample, seriesValue, waitFor } from './support';
+
+let sim: Sim;
+beforeAll(async () => {
+  sim = await startSim({
+    only: ['modern', 'modern-only', 'sessions-2025-03-26', 'sessions-2025-11-25', 'bearer', 'silent'],
+  });
+});
+afterAll(async () => {
+  await sim.close();
+});
+
+const url = (name: string) => sim.target(name).url;
+const quiet = createLogger('test', 'silent');
+
+/** One bus, one results consumer and the agents of a test; all closed after it. */
+interface Harness {
+  bus: MemoryBus;
+  results: Result[];
+  tracing: ReturnType<typeof memoryTracing>;
+  agents: Agent[];
+  logs: string[];
+  start(opts?: Partial<AgentOptions>): Promise<Agent>;
+}
+
+let current: Harness | undefined;
+
+async function harness(busOverride?: (bus: MemoryBus) => Bus): Promise<Harness> {
+  const bus = createMemoryBus({ log: quiet });
+  const results: Result[] = [];
+  bus.consumeResults(
+    async (d) => {
+      results.push(d.value);
+      await d.ack();
+    },
+    { concurrency: 4 },
+  );
+  const tracing = memoryTracing();
+  const logs: string[] = [];
+  const h: Harness = {
+    bus,
+    results,
+    tracing,
+    agents: [],
+    logs,
+    async start(opts = {}) {
+      const agent = await startAgent({
+        bus: busOverride ? busOverride(bus) : bus,
+        region: REGION,
+        tracerProvider: tracing.provider,
+        log: createLogger('agent', 'debug', { write: (line: string) => logs.push(line) }),
+        ackWaitMs: 2_000,
+        ...opts,
+      });
+      h.agents.push(agent);
+      return agent;
+    },
+  };
+  current = h;
+  return h;
+}
+
+afterEach(async () => {
+  if (!current) return;
+  await Promise.all(current.agents.map((a) => a.stop()));
+  await current.bus.close();
+  current = undefined;
+});
+
+async function scrape(agent: Agent): Promise<{ text: string; samples: Sample[] }> {
+  if (!agent.metricsUrl) throw new Error('no metrics URL');
+  const res = await fetch(agent.metricsUrl);
+  expect(res.status).toBe(200);
+  expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+  const text = await res.text();
+  return { text, samples: parseMetrics(text) };
+}
+
+const resultOf = (h: Harness, jobId: string) => h.results.find((r) => r.jobId === jobId);
+const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('jobs in, results out', () => {
+  it('a handshake job becomes a result on the bus, and the job is acked (never redelivered)', async () => {
+    const h = await harness();
+    const agent = await h.start({ id: 'agent-a' });
+    const job = makeJob({ url: url('sessions-2025-11-25'), revision: '2025-11-25' });
+    await h.bus.publishJob(job);
+
+    const result = await waitFor('the result', () => resultOf(h, job.jobId));
+    expect(result).toMatchObject({
+      jobId: job.jobId,
+      kind: 'handshake',
+      region: REGION,
+      agent: 'agent-a',
+      serverId: job.serverId,
+      testId: job.testId,
+      slot: job.slot,
+      scheduledAt: job.scheduledAt,
+      detection: null,
+      run: { outcome: 'success', negotiated: '2025-11-25', mode: 'pinned' },
+    });
+    expect(result.traceId).toMatch(/^[0-9a-f]{32}$/);
+    const { parent } = h.tracing.probe(job.jobId);
+    expect(result.traceId).toBe(parent.spanContext().traceId);
+
+    // Past the ack wait (2 s here) nothing comes back: the job was acked.
+    await settle(2_500);
+    expect(h.results.filter((r) => r.jobId === job.jobId)).toHaveLength(1);
+    expect(h.tracing.spans().filter((s) => s.name === 'mcp.handshake')).toHaveLength(1);
+    expect(await h.bus.pending()).toMatchObject({ jobs: { [REGION]: 0 } });
+    expect(h.bus.stats()).toMatchObject({ resultsPublished: 1, resultsDeduplicated: 0, poison: 0 });
+    expect(agent.inFlight()).toBe(0);
+  });
+
+  it('a detection job becomes a result carrying the detection', async () => {
+    const h = await harness();
+    await h.start();
+    const job = makeJob({ kind: 'detection', url: url('modern') });
+    await h.bus.publishJob(job);
+    const result = await waitFor('the result', () => resultOf(h, job.jobId));
+    expect(result.run).toBeNull();
+    expect(result.testId).toBeNull();
+    expect(result.detection).toMatchObject({ outcome: 'DETECTED', newestSupported: '2026-07-28' });
+    expect(result.detection?.revisions.map((r) => r.supported)).toEqual([false, true, true, true, true]);
+    const { parent, children } = h.tracing.probe(job.jobId);
+    expect(parent.name).toBe('mcp.detection');
+    expect(children).toHaveLength(result.detection!.requests);
+  });
+
+  it('heartbeats say who, where, which version and how much is in hand', async () => {
+    const h = await harness();
+    const beats: Heartbeat[] = [];
+    h.bus.onHeartbeat((b) => beats.push(b));
+    const agent = await h.start({ id: 'agent-hb', version: '9.9.9', heartbeatMs: 100 });
+    await waitFor('two heartbeats', () => beats.length >= 2);
+    expect(beats[0]).toMatchObject({ agent: 'agent-hb', region: REGION, version: '9.9.9', inFlight: 0 });
+    expect(Date.parse(beats[1]!.at)).toBeGreaterThanOrEqual(Date.parse(beats[0]!.startedAt));
+    const before = beats.length;
+    await agent.stop();
+    await waitFor('the last heartbeat', () => beats.length > before);
+    const count = beats.length;
+    await settle(300);
+    expect(beats.length).toBe(count);
+  });
+});
+
+describe('/metrics', () => {
+  it('serves handshake, era move, downgrade, detection, job and process series with bounded labels', async () => {
+    const h = await harness();
+    const agent = await h.start({ version: '1.2.3' });
+    const jobs = [
+      // An era move: the test spoke 2025-11-25; modern-only turns initialize away and speaks 2026-07-28.
+      makeJob({ url: url('modern-only'), currentRevision: '2025-11-25' }),
+      // A downgrade: offered 2025-06-18, the server answers 2025-03-26.
+      makeJob({ url: url('sessions-2025-03-26'), currentRevision: '2025-06-18' }),
+      makeJob({ url: url('modern'), currentRevision: '2026-07-28' }),
+      makeJob({ kind: 'detection', url: url('sessions-2025-03-26') }),
+    ];
+    for (const job of jobs) await h.bus.publishJob(job);
+    await waitFor('four results', () => h.results.length === 4);
+
+    const eraMove = resultOf(h, jobs[0]!.jobId)!.run!;
+    expect(eraMove).toMatchObject({ previousRevision: '2025-11-25', negotiated: '2026-07-28', outcome: 'success' });
+    const downgrade = resultOf(h, jobs[1]!.jobId)!.run!;
+    expect(downgrade).toMatchObject({ outcome: 'downgrade', negotiated: '2025-03-26', requested: '2025-06-18' });
+
+    const { text, samples } = await scrape(agent);
+    const region = REGION;
+    expect(
+      seriesValue(samples, 'mcp_handshake_total', {
+        requested_version: '2025-11-25',
+        negotiated_version: '2026-07-28',
+        outcome: 'success',
+        region,
+      }),
+    ).toBe(1);
+    expect(
+      seriesValue(samples, 'mcp_handshake_total', {
+        requested_version: '2025-06-18',
+        negotiated_version: '2025-03-26',
+        outcome: 'downgrade',
+        region,
+      }),
+    ).toBe(1);
+    expect(
+      seriesValue(samples, 'mcp_handshake_total', {
+        requested_version: '2026-07-28',
+        negotiated_version: '2026-07-28',
+        outcome: 'success',
+        region,
+      }),
+    ).toBe(1);
+    expect(
+      seriesValue(samples, 'mcp_era_moves_total', { from_revision: '2025-11-25', to_revision: '2026-07-28', region }),
+    ).toBe(1);
+    // A downgrade of a test that spoke 2025-06-18 is an era move too.
+    expect(
+      seriesValue(samples, 'mcp_era_moves_total', { from_revision: '2025-06-18', to_revision: '2025-03-26', region }),
+    ).toBe(1);
+    expect(seriesValue(samples, 'mcp_era_moves_total')).toBe(2);
+    expect(seriesValue(samples, 'mcp_downgrades_total', { region })).toBe(1);
+    expect(seriesValue(samples, 'mcp_detection_total', { outcome: 'DETECTED', region })).toBe(1);
+    expect(seriesValue(samples, 'mcp_probe_duration_seconds_count', { kind: 'handshake', region })).toBe(3);
+    expect(seriesValue(samples, 'mcp_probe_duration_seconds_count', { kind: 'detection', region })).toBe(1);
+    expect(seriesValue(samples, 'mcp_probe_duration_seconds_bucket', { kind: 'handshake', le: '+Inf' })).toBe(3);
+    expect(samples.some((s) => s.name === 'mcp_probe_duration_seconds_bucket' && s.labels.le === '0.005')).toBe(true);
+    expect(samples.some((s) => s.name === 'mcp_probe_duration_seconds_bucket' && s.labels.le === '30')).toBe(true);
+    expect(seriesValue(samples, 'mcp_agent_jobs_total', { region, kind: 'handshake', result: 'ok' })).toBe(3);
+    expect(seriesValue(samples, 'mcp_agent_jobs_total', { region, kind: 'detection', result: 'ok' })).toBe(1);
+    expect(seriesValue(samples, 'mcp_agent_in_flight', { region })).toBe(0);
+    expect(seriesValue(samples, 'mcp_agent_info', { region, version: '1.2.3' })).toBe(1);
+    expect(samples.some((s) => s.name === 'process_cpu_user_seconds_total')).toBe(true);
+    expect(samples.some((s) => s.name === 'nodejs_eventloop_lag_seconds')).toBe(true);
+
+    // Bounded labels only: no URL, port, job id, server name or session id anywhere in the text.
+    const mcpLines = text.split('\n').filter((l) => l.startsWith('mcp_'));
+    for (const job of jobs) {
+      expect(text).not.toContain(job.jobId);
+      expect(text).not.toContain(new URL(job.url).port);
+    }
+    expect(text).not.toContain('orders');
+    const labelNames = new Set(samples.filter((s) => s.name.startsWith('mcp_')).flatMap((s) => Object.keys(s.labels)));
+    expect([...labelNames].sort()).toEqual(
+      [
+        'from_revision',
+        'kind',
+        'le',
+        'negotiated_version',
+        'outcome',
+        'region',
+        'requested_version',
+        'result',
+        'to_revision',
+        'version',
+      ].sort(),
+    );
+    expect(mcpLines.length).toBeGreaterThan(10);
+  });
+
+  it('healthz is 200 while running; readyz turns 503 when the agent stops', async () => {
+    const h = await harness();
+    const agent = await h.start();
+    const base = agent.metricsUrl!.replace(/\/metrics$/, '');
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    expect((await fetch(`${base}/readyz`)).status).toBe(200);
+    expect((await fetch(`${base}/nope`)).status).toBe(404);
+
+    // Hold a job so stop() has something to wait for, and look while it waits.
+    const job = makeJob({ url: url('silent'), revision: '2025-06-18', timeoutMs: 800 });
+    await h.bus.publishJob(job);
+    await waitFor('the job in hand', () => agent.inFlight() === 1);
+    const stopping = agent.stop();
+    expect((await fetch(`${base}/readyz`)).status).toBe(503);
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    await stopping;
+    await expect(fetch(`${base}/healthz`)).rejects.toThrow();
+  });
+
+  it('an agent that cannot listen, or names a bad region, does not start', async () => {
+    const h = await harness();
+    const first = await h.start();
+    const port = Number(new URL(first.metricsUrl!).port);
+    await expect(h.start({ metricsPort: port })).rejects.toThrow(/EADDRINUSE/);
+    await expect(h.start({ region: 'EU West' })).rejects.toThrow(/region/);
+  });
+
+  it('no HTTP server when metricsPort is null', async () => {
+    const h = await harness();
+    const agent = await h.start({ metricsPort: null });
+    expect(agent.metricsUrl).toBeNull();
+    expect(await agent.registry.getSingleMetricAsString('mcp_agent_info')).toContain('mcp_agent_info{');
+  });
+});
+
+describe('credentials', () => {
+  it('a planted bearer token appears in no span, metric, log line or result', async () => {
+    const h = await harness();
+    const agent = await h.start();
+    const secret = 'planted-secret-xyz';
+    const refused = makeJob({
+      url: url('bearer'),
+      revision: '2025-06-18',
+      headers: { Authorization: `Bearer ${secret}` },
+    });
+    const admitted = makeJob({
+      url: url('bearer'),
+      revision: '2026-07-28',
+      headers: { Authorization: `Bearer ${SIM_BEARER_TOKEN}` },
+    });
+    await h.bus.publishJob(refused);
+    await h.bus.publishJob(admitted);
+    await waitFor('both results', () => h.results.length === 2);
+    // The bearer target echoes the Authorization header it got into its 401 body.
+    expect(resultOf(h, refused.jobId)?.run?.outcome).toBe('auth_required');
+    expect(resultOf(h, refused.jobId)?.run?.evidence?.bodyPreview).toContain('[redacted]');
+    expect(resultOf(h, admitted.jobId)?.run).toMatchObject({ outcome: 'success', negotiated: '2026-07-28' });
+
+    const spans = JSON.stringify(
+      h.tracing.spans().map((s) => ({ name: s.name, attributes: s.attributes, status: s.status, events: s.events })),
+    );
+    const { text } = await scrape(agent);
+    for (const haystack of [spans, text, JSON.stringify(h.results), h.logs.join('')]) {
+      expect(haystack).not.toContain(secret);
+      expect(haystack).not.toContain(SIM_BEARER_TOKEN);
+    }
+    expect(h.logs.length).toBeGreaterThan(0);
+  });
+});
+
+describe('slow, failing and faulty', () => {
+  it('a silent server ends as outcome timeout, and the agent keeps serving other jobs meanwhile', async () => {
+    const h = await harness();
+    await h.start({ concurrency: 4 });
+    const silent = makeJob({ url: url('silent'), revision: '2025-06-18', timeoutMs: 500 });
+    await h.bus.publishJob(silent);
+    const quick = [1, 2, 3].map(() => makeJob({ url: url('modern'), currentRevision: '2026-07-28' }));
+    for (const job of quick) await h.bus.publishJob(job);
+
+    await waitFor('all four results', () => h.results.length === 4);
+    const order = h.results.map((r) => r.jobId);
+    // The three quick jobs finished while the silent one was still waiting.
+    expect(order.indexOf(silent.jobId)).toBe(3);
+    const run = resultOf(h, silent.jobId)!.run!;
+    expect(run.outcome).toBe('timeout');
+    expect(run.millis).toBeGreaterThanOrEqual(450);
+    expect(run.millis).toBeLessThan(2_000);
+    const { parent } = h.tracing.probe(silent.jobId);
+    expect(parent.attributes['error.type']).toBe('timeout');
+  });
+
+  it('when publishing the result fails, the job is nak-ed, comes back, and completes exactly once', async () => {
+    let failures = 0;
+    const h = await harness((bus) => ({
+      ...bus,
+      kind: bus.kind,
+      publishResult: async (result) => {
+        if (failures === 0) {
+          failures += 1;
+          throw new Error('results stream unavailable');
+        }
+        return bus.publishResult(result);
+      },
+    }));
+    const agent = await h.start();
+    const job = makeJob({ url: url('modern'), currentRevision: '2026-07-28' });
+    const started = Date.now();
+    await h.bus.publishJob(job);
+    await waitFor('the result', () => resultOf(h, job.jobId));
+    // The nak asked for 1 s before the job came back.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    await settle(2_500);
+    expect(h.results.filter((r) => r.jobId === job.jobId)).toHaveLength(1);
+    expect(failures).toBe(1);
+    // It ran twice (the first result never made it), and was acked once.
+    expect(h.tracing.spans().filter((s) => s.attributes['mcp_fleet.job.id'] === job.jobId)).toHaveLength(2);
+    const { samples } = await scrape(agent);
+    expect(seriesValue(samples, 'mcp_agent_jobs_total', { result: 'failed_publish' })).toBe(1);
+    expect(seriesValue(samples, 'mcp_agent_jobs_total', { result: 'ok' })).toBe(1);
+    expect(h.logs.join('')).toContain('the result was not accepted');
+    expect(await h.bus.pending()).toMatchObject({ jobs: { [REGION]: 0 } });
+  });
+
+  it('a fault inside the agent does not take it down: the job is nak-ed, counted, and runs again', async () => {
+    const h = await harness();
+    // Fault injection: the first span the agent asks for throws.
+    let thrown = false;
+    const faulty: TracerProvider = {
+      getTracer: (name, version) => {
+        const real = h.tracing.provider.getTracer(name, version);
+        return new Proxy(real, {
+          get(target, prop, receiver) {
+            if (prop === 'startSpan' && !thrown) {
+              return () => {
+                thrown = true;
+                throw new Error('injected fault');
+              };
+            }
+            return Reflect.get(target, prop, receiver);
+          },
+        });
+      },
+    };
+    const agent = await h.start({ tracerProvider: faulty });
+    const job = makeJob({ url: url('modern'), currentRevision: '2026-07-28' });
+    await h.bus.publishJob(job);
+    await waitFor('the result', () => resultOf(h, job.jobId));
+    expect(thrown).toBe(true);
+    const { samples } = await scrape(agent);
+    expect(seriesValue(samples, 'mcp_agent_jobs_total', { result: 'error' })).toBe(1);
+    expect(seriesValue(samples, 'mcp_agent_jobs_total', { result: 'ok' })).toBe(1);
+    expect(h.results).toHaveLength(1);
+  });
+
+  it('a probe longer than the ack wait keeps its delivery (working()), so it is not run twice', async () => {
+    const h = await harness();
+    await h.start({ ackWaitMs: 1_200 });
+    const job = makeJob({ url: url('silent'), revision: '2025-06-18', timeoutMs: 3_000 });
+    const connections = sim.connections('silent');
+    await h.bus.publishJob(job);
+    // Well past the ack wait, still inside the probe: a redelivery would have opened a second connection.
+    // (Counted before the probe's own timeout: undici opens, and at once closes, a spare connection after an abort.)
+    await settle(2_500);
+    expect(sim.connections('silent') - connections).toBe(1);
+    const result = await waitFor('the result', () => resultOf(h, job.jobId), 10_000);
+    expect(result.run?.outcome).toBe('timeout');
+    expect(h.tracing.spans().filter((s) => s.name === 'mcp.handshake')).toHaveLength(1);
+  });
+
+  it('never runs more jobs at once than its concurrency', async () => {
+    const h = await harness();
+    const agent = await h.start({ concurrency: 2 });
+    const jobs = [1, 2, 3, 4, 5, 6].map(() => makeJob({ url: url('silent'), revision: '2025-06-18', timeoutMs: 300 }));
+    let most = 0;
+    const watch = setInterval(() => {
+      most = Math.max(most, agent.inFlight());
+    }, 5);
+    for (const job of jobs) await h.bus.publishJob(job);
+    await waitFor('six results', () => h.results.length === 6);
+    clearInterval(watch);
+    expect(most).toBe(2);
+    expect(h.results.every((r) => r.run?.outcome === 'timeout')).toBe(true);
+  });
+});
+
+describe('stop()', () => {
+  it('finishes the jobs in flight, publishes their results, and takes no new ones', async () => {
+    const h = await harness();
+    const agent = await h.start();
+    const inHand = makeJob({ url: url('silent'), revision: '2025-06-18', timeoutMs: 700 });
+    await h.bus.publishJob(inHand);
+    await waitFor('the job in hand', () => agent.inFlight() === 1);
+    await agent.stop();
+    // stop() resolved only after the job's result was accepted.
+    expect(resultOf(h, inHand.jobId)?.run?.outcome).toBe('timeout');
+    expect(agent.inFlight()).toBe(0);
+
+    const after = makeJob({ url: url('modern'), currentRevision: '2026-07-28' });
+    await h.bus.publishJob(after);
+    await settle(300);
+    expect(resultOf(h, after.jobId)).toBeUndefined();
+    expect(await h.bus.pending()).toMatchObject({ jobs: { [REGION]: 1 } });
+  });
+
+  it('after the grace period, hands back what is still probing; another agent completes it exactly once', async () => {
+    const h = await harness();
+    const first = await h.start({ id: 'leaving', stopGraceMs: 200 });
+    const job = makeJob({ url: url('silent'), revision: '2025-06-18', timeoutMs: 1_500 });
+    await h.bus.publishJob(job);
+    await waitFor('the job in hand', () => first.inFlight() === 1);
+    const t0 = Date.now();
+    await first.stop();
+    expect(Date.now() - t0).toBeLessThan(1_000);
+    expect(resultOf(h, job.jobId)).toBeUndefined();
+    const { samples } = await scrapeRegistry(first);
+    expect(seriesValue(samples, 'mcp_agent_jobs_total', { result: 'returned' })).toBe(1);
+
+    await h.start({ id: 'staying' });
+    const result = await waitFor('the result from the other agent', () => resultOf(h, job.jobId), 10_000);
+    expect(result.agent).toBe('staying');
+    // The first agent's abandoned probe ends too, but its result is dropped.
+    await settle(1_800);
+    expect(h.results.filter((r) => r.jobId === job.jobId)).toHaveLength(1);
+  });
+});
+
+/** After stop() the HTTP server is gone; read the registry directly. */
+async function scrapeRegistry(agent: Agent): Promise<{ samples: Sample[] }> {
+  return { samples: parseMetrics(await agent.registry.metrics()) };
+}

@@ -1,0 +1,99 @@
+// Exporting for real: with no endpoint there is no SDK and results carry no trace id; with one,
+// the Node SDK sends the probe spans over OTLP/HTTP to a collector (a tiny one, in-process here).
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createLogger, createMemoryBus, type Result } from '@mcp-fleet/bus';
+import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startAgent, startTracing, tracesUrl } from '../src';
+import { makeJob, REGION, waitFor } from './support';
+
+let sim: Sim;
+beforeAll(async () => {
+  sim = await startSim({ only: ['modern'] });
+});
+afterAll(async () => {
+  await sim.close();
+});
+
+async function runOne(): Promise<Result> {
+  const log = createLogger('test', 'silent');
+  const bus = createMemoryBus({ log });
+  const results: Result[] = [];
+  bus.consumeResults(
+    async (d) => {
+      results.push(d.value);
+      await d.ack();
+    },
+    { concurrency: 1 },
+  );
+  const agent = await startAgent({ bus, region: REGION, log, metricsPort: null });
+  const job = makeJob({ url: sim.target('modern').url, currentRevision: '2026-07-28' });
+  await bus.publishJob(job);
+  const result = await waitFor('the result', () => results[0]);
+  await agent.stop();
+  await bus.close();
+  return result;
+}
+
+describe('tracesUrl', () => {
+  it('appends /v1/traces to a base endpoint and takes a traces endpoint as is', () => {
+    expect(tracesUrl({ env: {} })).toBeUndefined();
+    expect(tracesUrl({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' } })).toBe(
+      'http://collector:4318/v1/traces',
+    );
+    expect(tracesUrl({ env: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://c:4318/custom' } })).toBe(
+      'http://c:4318/custom',
+    );
+    expect(tracesUrl({ endpoint: 'http://c:4318', env: {} })).toBe('http://c:4318/v1/traces');
+  });
+});
+
+// In this order: the SDK, once started, stays the process's global tracer provider.
+describe('startTracing', () => {
+  it('without an endpoint starts nothing, and results carry no trace id', async () => {
+    const tracing = startTracing({ serviceName: 'mcp-fleet-agent', env: {} });
+    expect(tracing.enabled).toBe(false);
+    const result = await runOne();
+    expect(result.traceId).toBeNull();
+    await tracing.shutdown();
+  });
+
+  it('with an endpoint exports the probe spans over OTLP/HTTP, and the result points at their trace', async () => {
+    const bodies: { path: string; body: string }[] = [];
+    const collector = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => {
+        body += c;
+      });
+      req.on('end', () => {
+        bodies.push({ path: req.url ?? '', body });
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      });
+    });
+    await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
+    const { port } = collector.address() as AddressInfo;
+    try {
+      const tracing = startTracing({ serviceName: 'mcp-fleet-agent', endpoint: `http://127.0.0.1:${port}`, env: {} });
+      expect(tracing.enabled).toBe(true);
+      const result = await runOne();
+      expect(result.traceId).toMatch(/^[0-9a-f]{32}$/);
+      await tracing.shutdown();
+
+      expect(bodies.length).toBeGreaterThan(0);
+      expect(bodies.every((b) => b.path === '/v1/traces')).toBe(true);
+      const spans = bodies.flatMap((b) =>
+        JSON.parse(b.body).resourceSpans.flatMap((rs: { scopeSpans: { spans: unknown[] }[] }) =>
+          rs.scopeSpans.flatMap((ss) => ss.spans),
+        ),
+      ) as { name: string; traceId: string; parentSpanId?: string; spanId: string }[];
+      const parent = spans.find((s) => s.name === 'mcp.handshake');
+      expect(parent?.traceId).toBe(result.traceId);
+      const children = spans.filter((s) => s.parentSpanId === parent?.spanId);
+      expect(children.map((c) => c.name)).toEqual(['POST server/discover']);
+      expect(bodies[0]?.body).toContain('"mcp-fleet-agent"');
+    } finally {
+      await new Promise((resolve) => collector.close(resolve));
+    }
+  });
+});

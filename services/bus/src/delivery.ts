@@ -1,0 +1,98 @@
+// What both queues do around a handler: decode and validate before it runs (poison never reaches
+// it), let the first settle win, give a bare nak() the backoff, count and log terms once, and nak
+// a delivery whose handler threw.
+import type { BusStats, Delivery, Handler } from './bus';
+import type { Logger } from './log';
+import { type Job, JobSchema, parseMessage, type Result, ResultSchema } from './messages';
+import { nakBackoff } from './options';
+
+export type Decoded<T> = { ok: true; value: T } | { ok: false; error: string };
+
+/** A job must also belong to the region whose queue it came from. */
+export function decodeJob(region: string, data: Uint8Array | string): Decoded<Job> {
+  const parsed = parseMessage(JobSchema, data);
+  if (parsed.ok && parsed.value.region !== region) {
+    return { ok: false, error: `region: a job for ${parsed.value.region} on the ${region} queue` };
+  }
+  return parsed;
+}
+
+export function decodeResult(data: Uint8Array | string): Decoded<Result> {
+  return parseMessage(ResultSchema, data);
+}
+
+/** The transport's side of settling one delivery. */
+export interface Settle {
+  ack(): Promise<void>;
+  nak(delayMs: number): Promise<void>;
+  term(): Promise<void>;
+  working(): Promise<void>;
+}
+
+/** Where a message came from, for the one log line a term or poison gets (never its body). */
+export interface Origin {
+  consumer: string;
+  subject: string;
+  seq: number;
+}
+
+export interface Context {
+  log: Logger;
+  stats: BusStats;
+  nakBackoffMs: readonly number[];
+}
+
+export type TrackedDelivery<T> = Delivery<T> & { readonly settled: boolean };
+
+export function makeDelivery<T>(
+  value: T,
+  redeliveries: number,
+  settle: Settle,
+  origin: Origin,
+  ctx: Context,
+): TrackedDelivery<T> {
+  let settled = false;
+  // The first of ack/nak/term wins; later calls are no-ops, as they are on the wire.
+  const once = (fn: () => Promise<void>) => {
+    if (settled) return Promise.resolve();
+    settled = true;
+    return fn();
+  };
+  return {
+    value,
+    redeliveries,
+    get settled() {
+      return settled;
+    },
+    ack: () => once(() => settle.ack()),
+    nak: (delayMs) => once(() => settle.nak(delayMs ?? nakBackoff(ctx.nakBackoffMs, redeliveries))),
+    term: (reason) =>
+      once(() => {
+        ctx.stats.poison++;
+        ctx.log.warn({ ...origin, redeliveries, reason }, 'message terminated');
+        return settle.term();
+      }),
+    working: () => (settled ? Promise.resolve() : settle.working()),
+  };
+}
+
+/** A message that failed validation: terminated, counted, logged once, never handed to a handler. */
+export function terminatePoison(error: string, origin: Origin, settle: Settle, ctx: Context): Promise<void> {
+  ctx.stats.poison++;
+  ctx.log.warn({ ...origin, error }, 'poison message terminated');
+  return settle.term();
+}
+
+/** Run a handler; if it throws before settling, nak with the backoff so the work is retried. */
+export async function runHandler<T>(handler: Handler<T>, delivery: TrackedDelivery<T>, origin: Origin, ctx: Context) {
+  try {
+    await handler(delivery);
+  } catch (err) {
+    ctx.log.warn({ ...origin, error: err instanceof Error ? err.message : String(err) }, 'handler failed');
+    if (!delivery.settled) await delivery.nak().catch(() => {});
+  }
+}
+
+export function emptyStats(): BusStats {
+  return { poison: 0, dropped: 0, jobsPublished: 0, jobsDeduplicated: 0, resultsPublished: 0, resultsDeduplicated: 0 };
+}

@@ -1,0 +1,30 @@
+// @mcp-fleet/bus: the job and result messages and the queue they travel on.
+export type { Bus, BusStats, ConsumeOptions, Delivery, Handler, Subscription } from './bus';
+export { createLogger, type Logger, REDACTED_PATHS } from './log';
+export { createMemoryBus, type MemoryBus, type MemoryBusOptions } from './memory';
+export {
+  assertRegion,
+  DetectionSchema,
+  encodeMessage,
+  HandshakeRunSchema,
+  type Heartbeat,
+  HeartbeatSchema,
+  type Job,
+  JobSchema,
+  parseMessage,
+  RegionSchema,
+  type Result,
+  ResultSchema,
+  SUBJECTS,
+  subjects,
+} from './messages';
+export {
+  connectNatsBus,
+  type NatsBus,
+  type NatsBusOptions,
+  type NatsCredentials,
+  natsConnectionOptions,
+} from './nats';
+export { type NatsNames, natsNames } from './nats-streams';
+export { busOptionsFromEnv, type OpenBusOptions, openBus } from './open';
+export { BUS_DEFAULTS, nakBackoff, type QueueOptions } from './options';

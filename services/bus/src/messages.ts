@@ -1,0 +1,177 @@
+// The job and result messages that travel between control and the regional agents. Typed and
+// validated at both ends: a message that fails validation is poison (terminated, counted, logged).
+import { OUTCOME_NAMES, REVISION_NAMES } from '@mcp-fleet/probe';
+import { z } from 'zod';
+
+const revision = z.enum(REVISION_NAMES as [string, ...string[]]);
+const outcome = z.enum(OUTCOME_NAMES as [string, ...string[]]);
+const region = z
+  .string()
+  .regex(
+    /^[a-z0-9][a-z0-9-]{0,62}$/,
+    'a region is lower-case letters, digits and dashes (it is part of a NATS subject)',
+  );
+
+/** A region name: it is a token of NATS subjects and consumer names. */
+export const RegionSchema = region;
+
+/** Throws when a region name could not be a subject token. */
+export function assertRegion(name: string): string {
+  const parsed = region.safeParse(name);
+  if (!parsed.success)
+    throw new TypeError(`invalid region ${JSON.stringify(name)}: ${parsed.error.issues[0]?.message}`);
+  return parsed.data;
+}
+
+export const JobSchema = z.object({
+  /** Deterministic per (test or server, region, slot): the dedupe key end to end. */
+  jobId: z.string().min(1).max(200),
+  kind: z.enum(['handshake', 'detection']),
+  region,
+  serverId: z.string().min(1),
+  serverName: z.string().min(1),
+  /** Handshake jobs only. */
+  testId: z.string().min(1).nullable(),
+  url: z.string().url(),
+  /** Request headers (credentials) for the target. Never logged. */
+  headers: z.record(z.string(), z.string()),
+  /** Handshake jobs: `newest` or the pinned revision. */
+  revision: z.union([z.literal('newest'), revision]).nullable(),
+  /** Newest-supported jobs carry the test's current revision in this region, so agents stay stateless. */
+  currentRevision: revision.nullable(),
+  timeoutMs: z.number().int().positive().max(120_000),
+  /** The slot this job belongs to: slot start in ms since the epoch. */
+  slot: z.number().int().nonnegative(),
+  scheduledAt: z.string().datetime(),
+  /** Address ranges the fleet file allows probes to reach beyond the public internet. */
+  allow: z.array(z.string()).default([]),
+});
+export type Job = z.infer<typeof JobSchema>;
+
+const serverInfo = z.object({ name: z.string(), version: z.string(), title: z.string().optional() }).nullable();
+const evidence = z
+  .object({
+    status: z.number().int().nullable(),
+    contentType: z.string().nullable(),
+    bodyPreview: z.string().nullable(),
+    jsonRpcErrorCode: z.number().nullable(),
+    jsonRpcErrorMessage: z.string().nullable(),
+    millis: z.number().nullable(),
+    reachabilityFailure: z.string().nullable(),
+    message: z.string(),
+  })
+  .nullable();
+
+export const HandshakeRunSchema = z.object({
+  mode: z.enum(['newest', 'pinned']),
+  requested: revision.nullable(),
+  negotiated: z.string().max(64).nullable(),
+  generation: z.string().nullable(),
+  era: z.enum(['legacy', 'modern']).nullable(),
+  outcome,
+  message: z.string(),
+  previousRevision: revision.nullable(),
+  requests: z.number().int().nonnegative(),
+  millis: z.number().nonnegative(),
+  serverInfo,
+  assertion: z.object({ name: z.string(), expected: z.string(), actual: z.string(), message: z.string() }).nullable(),
+  lookup: z.object({ performed: z.boolean(), found: revision.nullable(), requests: z.number().int() }),
+  evidence,
+});
+
+export const DetectionSchema = z.object({
+  outcome: z.enum(['DETECTED', 'NONE', 'RATE_LIMITED']),
+  retryAfterHeader: z.string().nullable(),
+  newestSupported: revision.nullable(),
+  serverInfo,
+  requests: z.number().int().nonnegative(),
+  millis: z.number().nonnegative(),
+  revisions: z.array(
+    z.object({
+      revision,
+      generation: z.string(),
+      supported: z.boolean(),
+      note: z.string(),
+      sentence: z.string(),
+      serverInfo: serverInfo.optional(),
+      evidence: evidence.optional(),
+    }),
+  ),
+});
+
+export const ResultSchema = z
+  .object({
+    jobId: z.string().min(1).max(200),
+    kind: z.enum(['handshake', 'detection']),
+    region,
+    /** The agent that ran the job (hostname/pid or MCP_FLEET_AGENT_ID). */
+    agent: z.string().min(1).max(200),
+    serverId: z.string().min(1),
+    testId: z.string().min(1).nullable(),
+    slot: z.number().int().nonnegative(),
+    scheduledAt: z.string().datetime(),
+    startedAt: z.string().datetime(),
+    finishedAt: z.string().datetime(),
+    /** The OTel trace of the probe, when tracing is on. */
+    traceId: z
+      .string()
+      .regex(/^[0-9a-f]{32}$/)
+      .nullable(),
+    run: HandshakeRunSchema.nullable(),
+    detection: DetectionSchema.nullable(),
+  })
+  .refine((r) => (r.kind === 'handshake' ? r.run !== null : r.detection !== null), {
+    message: 'a handshake result carries a run, a detection result a detection',
+  });
+export type Result = z.infer<typeof ResultSchema>;
+
+/** Parse a message body; the error names the first bad field. */
+export function parseMessage<T>(
+  schema: z.ZodType<T>,
+  data: Uint8Array | string,
+): { ok: true; value: T } | { ok: false; error: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(typeof data === 'string' ? data : new TextDecoder().decode(data));
+  } catch {
+    return { ok: false, error: 'not JSON' };
+  }
+  const parsed = schema.safeParse(json);
+  if (parsed.success) return { ok: true, value: parsed.data };
+  return { ok: false, error: firstIssue(parsed.error) };
+}
+
+/** `field.path: message` for the first issue; values are never quoted (a job carries credentials). */
+function firstIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
+  return `${issue?.path.map(String).join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`;
+}
+
+/** Validate a message before it is published and serialize it; throws naming the first bad field. */
+export function encodeMessage<T>(schema: z.ZodType<T>, value: unknown, what: string): { value: T; data: string } {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new TypeError(`invalid ${what}: ${firstIssue(parsed.error)}`);
+  return { value: parsed.data, data: JSON.stringify(parsed.data) };
+}
+
+/** NATS subjects under a namespace (its first token); tests use their own namespaces. */
+export function subjects(namespace = 'mcpfleet') {
+  return {
+    jobs: (region: string) => `${namespace}.jobs.${region}`,
+    results: (region: string) => `${namespace}.results.${region}`,
+    heartbeats: (region: string) => `${namespace}.heartbeats.${region}`,
+  } as const;
+}
+
+/** NATS subjects in the default namespace. */
+export const SUBJECTS = subjects();
+
+export const HeartbeatSchema = z.object({
+  agent: z.string().min(1).max(200),
+  region,
+  version: z.string(),
+  inFlight: z.number().int().nonnegative(),
+  startedAt: z.string().datetime(),
+  at: z.string().datetime(),
+});
+export type Heartbeat = z.infer<typeof HeartbeatSchema>;

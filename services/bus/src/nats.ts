@@ -1,0 +1,340 @@
+// The bus on NATS JetStream: jobs and results on work-queue streams with Nats-Msg-Id dedupe,
+// durable pull consumers shared by the agents of a region, heartbeats on core NATS.
+import { readFileSync } from 'node:fs';
+import { type Consumer, type JetStreamManager, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import {
+  type ConnectionOptions,
+  connect,
+  credsAuthenticator,
+  type NatsConnection,
+  type Subscription as NatsSubscription,
+} from '@nats-io/transport-node';
+import type { Bus, ConsumeOptions, Subscription } from './bus';
+import { type Context, decodeJob, decodeResult, emptyStats } from './delivery';
+import { createLogger, type Logger } from './log';
+import { assertRegion, encodeMessage, HeartbeatSchema, JobSchema, parseMessage, ResultSchema } from './messages';
+import { pull } from './nats-pull';
+import { type NatsNames, natsNames, upsertConsumer, upsertStream } from './nats-streams';
+import { BUS_DEFAULTS, type QueueOptions } from './options';
+
+export interface NatsCredentials {
+  user?: string;
+  pass?: string;
+  token?: string;
+  /** A .creds file (JWT + NKey seed). */
+  credsFile?: string;
+  tls?: { caFile?: string; certFile?: string; keyFile?: string };
+}
+
+export interface NatsBusOptions extends QueueOptions, NatsCredentials {
+  /** One URL or several, comma-separated. */
+  servers: string;
+  /** First token of every subject, and (upper-cased) the stream names' prefix. Default `mcpfleet`. */
+  namespace?: string;
+  /** Connection name shown by the server (`nats server report connections`). */
+  name?: string;
+}
+
+export interface NatsBus extends Bus {
+  readonly kind: 'nats';
+  readonly connection: NatsConnection;
+  readonly names: NatsNames;
+}
+
+/** Server URLs in logs lose any user:password@. */
+const withoutUserInfo = (url: string) => url.replace(/\/\/[^@/]*@/, '//');
+
+export function natsConnectionOptions(opts: NatsBusOptions): ConnectionOptions {
+  const options: ConnectionOptions = {
+    servers: opts.servers
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+    name: opts.name ?? 'mcp-fleet',
+    // Reconnect forever: an agent or control outlives any NATS restart.
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 1_000,
+    pingInterval: 10_000,
+  };
+  if (opts.user !== undefined) options.user = opts.user;
+  if (opts.pass !== undefined) options.pass = opts.pass;
+  if (opts.token !== undefined) options.token = opts.token;
+  if (opts.credsFile) {
+    const file = opts.credsFile;
+    options.authenticator = credsAuthenticator(() => readFileSync(file));
+  }
+  if (opts.tls && (opts.tls.caFile || opts.tls.certFile || opts.tls.keyFile)) {
+    options.tls = { ...opts.tls };
+  }
+  return options;
+}
+
+export async function connectNatsBus(opts: NatsBusOptions): Promise<NatsBus> {
+  const log = opts.log ?? createLogger('bus');
+  const names = natsNames(opts.namespace ?? BUS_DEFAULTS.namespace);
+  const durable = {
+    ackWaitMs: opts.ackWaitMs ?? BUS_DEFAULTS.ackWaitMs,
+    maxDeliver: opts.maxDeliver ?? BUS_DEFAULTS.maxDeliver,
+  };
+  // The durables are shared by every process: ensure() and consumers impose this process's ack
+  // wait and max deliveries only when they were chosen, so a default never overrides a choice.
+  const settingsChosen = opts.ackWaitMs !== undefined || opts.maxDeliver !== undefined;
+  const duplicateWindowMs = opts.duplicateWindowMs ?? BUS_DEFAULTS.duplicateWindowMs;
+  const stats = emptyStats();
+  const ctx: Context = { log, stats, nakBackoffMs: opts.nakBackoffMs ?? BUS_DEFAULTS.nakBackoffMs };
+
+  const nc = await connect(natsConnectionOptions(opts));
+  const js = jetstream(nc);
+  const jsm: JetStreamManager = await jetstreamManager(nc);
+  void watchConnection(nc, log);
+
+  const subscriptions = new Set<Subscription>();
+  const advisories = new Map<string, NatsSubscription>();
+  const regions = new Set<string>();
+  let closed = false;
+
+  // Declarations are cached as promises (a failure clears its entry, so the next call retries).
+  const declared = new Map<string, Promise<void>>();
+  function once(key: string, declare: () => Promise<void>): Promise<void> {
+    let ready = declared.get(key);
+    if (!ready) {
+      ready = declare();
+      declared.set(key, ready);
+      ready.catch(() => declared.delete(key));
+    }
+    return ready;
+  }
+  const streams = () =>
+    once('streams', async () => {
+      await upsertStream(jsm, names.jobsStream, names.allJobs, duplicateWindowMs);
+      await upsertStream(jsm, names.resultsStream, names.allResults, duplicateWindowMs);
+    });
+  const jobsDurable = (region: string, settings = durable, update = false) =>
+    once(`jobs:${region}:${update ? `${settings.ackWaitMs}:${settings.maxDeliver}` : 'exists'}`, async () => {
+      await streams();
+      await upsertConsumer(jsm, names.jobsStream, names.jobsConsumer(region), names.jobs(region), settings, update);
+    });
+  const ingestDurable = (settings = durable, update = false) =>
+    once(`ingest:${update ? `${settings.ackWaitMs}:${settings.maxDeliver}` : 'exists'}`, async () => {
+      await streams();
+      await upsertConsumer(jsm, names.resultsStream, names.ingestConsumer, undefined, settings, update);
+    });
+  const forget = () => declared.clear();
+
+  /**
+   * Publish to a stream with the message id for dedupe. "No responders" means the stream is gone
+   * (deleted, or the server lost its store): declare it again and retry once; the id makes a retry safe.
+   */
+  async function publish(subject: string, data: string, msgID: string, declare: () => Promise<void>) {
+    await declare();
+    try {
+      return await js.publish(subject, data, { msgID });
+    } catch (err) {
+      forget();
+      if ((err as Error).name !== 'JetStreamNotEnabled') throw err;
+      await declare();
+      return js.publish(subject, data, { msgID });
+    }
+  }
+
+  function assertOpen() {
+    if (closed) throw new Error('bus closed');
+  }
+
+  /**
+   * A message that reached max deliveries stays in a work-queue stream forever (the server only
+   * stops delivering it and sends an advisory): delete it, count it, log it. Peers race; the one
+   * whose delete succeeds counts it.
+   */
+  function watchMaxDeliveries(stream: string, consumer: string) {
+    const subject = `$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.${stream}.${consumer}`;
+    if (advisories.has(subject)) return;
+    const sub = nc.subscribe(subject, {
+      callback: (err, msg) => {
+        if (err) return;
+        let advisory: { stream_seq?: unknown; deliveries?: unknown };
+        try {
+          advisory = msg.json();
+        } catch {
+          return;
+        }
+        const seq = advisory.stream_seq;
+        if (typeof seq !== 'number') return;
+        jsm.streams.deleteMessage(stream, seq, false).then(
+          (deleted) => {
+            if (!deleted) return;
+            stats.dropped++;
+            log.warn(
+              { consumer, stream, seq, deliveries: advisory.deliveries },
+              'message dropped after max deliveries',
+            );
+          },
+          () => {},
+        );
+      },
+    });
+    advisories.set(subject, sub);
+  }
+
+  function track(sub: Subscription): Subscription {
+    subscriptions.add(sub);
+    return {
+      stop: async () => {
+        subscriptions.delete(sub);
+        await sub.stop();
+      },
+    };
+  }
+
+  /** A consumer's settings, and whether they were chosen (only chosen settings update the shared durable). */
+  function settingsFor(consume: ConsumeOptions) {
+    const settings = { ...durable, ackWaitMs: consume.ackWaitMs ?? durable.ackWaitMs };
+    return { settings, update: settingsChosen || consume.ackWaitMs !== undefined };
+  }
+
+  const bus: NatsBus = {
+    kind: 'nats',
+    connection: nc,
+    names,
+
+    async ensure(list) {
+      assertOpen();
+      for (const region of list) regions.add(assertRegion(region));
+      await streams();
+      await Promise.all([
+        ...list.map((region) => jobsDurable(region, durable, settingsChosen)),
+        ingestDurable(durable, settingsChosen),
+      ]);
+    },
+
+    async publishJob(job) {
+      assertOpen();
+      const { value, data } = encodeMessage(JobSchema, job, 'job');
+      regions.add(value.region);
+      // A job waits in the work queue for its region's durable: make sure there is one.
+      const ack = await publish(names.jobs(value.region), data, value.jobId, () => jobsDurable(value.region));
+      if (ack.duplicate) stats.jobsDeduplicated++;
+      else stats.jobsPublished++;
+      return { duplicate: ack.duplicate };
+    },
+
+    consumeJobs(region, handler, opts) {
+      assertOpen();
+      assertRegion(region);
+      regions.add(region);
+      const consumer = names.jobsConsumer(region);
+      const { settings, update } = settingsFor(opts);
+      watchMaxDeliveries(names.jobsStream, consumer);
+      return track(
+        pull({
+          consumer,
+          open: async (): Promise<Consumer> => {
+            await jobsDurable(region, settings, update);
+            return js.consumers.get(names.jobsStream, consumer);
+          },
+          reset: forget,
+          decode: (data) => decodeJob(region, data),
+          handler,
+          concurrency: opts.concurrency,
+          ctx,
+        }),
+      );
+    },
+
+    async publishResult(result) {
+      assertOpen();
+      const { value, data } = encodeMessage(ResultSchema, result, 'result');
+      const ack = await publish(names.results(value.region), data, value.jobId, () => ingestDurable());
+      if (ack.duplicate) stats.resultsDeduplicated++;
+      else stats.resultsPublished++;
+      return { duplicate: ack.duplicate };
+    },
+
+    consumeResults(handler, opts) {
+      assertOpen();
+      const { settings, update } = settingsFor(opts);
+      watchMaxDeliveries(names.resultsStream, names.ingestConsumer);
+      return track(
+        pull({
+          consumer: names.ingestConsumer,
+          open: async () => {
+            await ingestDurable(settings, update);
+            return js.consumers.get(names.resultsStream, names.ingestConsumer);
+          },
+          reset: forget,
+          decode: decodeResult,
+          handler,
+          concurrency: opts.concurrency,
+          ctx,
+        }),
+      );
+    },
+
+    async publishHeartbeat(heartbeat) {
+      assertOpen();
+      const { value, data } = encodeMessage(HeartbeatSchema, heartbeat, 'heartbeat');
+      nc.publish(names.heartbeats(value.region), data);
+    },
+
+    onHeartbeat(handler) {
+      assertOpen();
+      const sub = nc.subscribe(names.allHeartbeats, {
+        callback: (err, msg) => {
+          if (err) return;
+          const parsed = parseMessage(HeartbeatSchema, msg.data);
+          if (!parsed.ok) {
+            stats.poison++;
+            log.warn({ consumer: 'heartbeats', subject: msg.subject, error: parsed.error }, 'poison heartbeat dropped');
+            return;
+          }
+          try {
+            handler(parsed.value);
+          } catch (e) {
+            log.warn({ error: e instanceof Error ? e.message : String(e) }, 'heartbeat handler failed');
+          }
+        },
+      });
+      return {
+        stop: async () => {
+          if (!sub.isClosed()) sub.unsubscribe();
+        },
+      };
+    },
+
+    async pending() {
+      const waiting = async (stream: string, consumer: string) =>
+        jsm.consumers.info(stream, consumer).then(
+          (info) => info.num_pending,
+          () => 0,
+        );
+      const jobs: Record<string, number> = {};
+      await Promise.all(
+        [...regions].map(async (region) => {
+          jobs[region] = await waiting(names.jobsStream, names.jobsConsumer(region));
+        }),
+      );
+      return { jobs, results: await waiting(names.resultsStream, names.ingestConsumer) };
+    },
+
+    stats: () => ({ ...stats }),
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      await Promise.all([...subscriptions].map((sub) => sub.stop()));
+      subscriptions.clear();
+      if (!nc.isClosed()) await nc.drain().catch(() => nc.close());
+    },
+  };
+  return bus;
+}
+
+/** One log line per connection change; never the credentials in a server URL. */
+async function watchConnection(nc: NatsConnection, log: Logger) {
+  for await (const status of nc.status()) {
+    const server = 'server' in status && typeof status.server === 'string' ? withoutUserInfo(status.server) : undefined;
+    if (status.type === 'disconnect') log.warn({ server }, 'NATS disconnected; reconnecting');
+    else if (status.type === 'reconnect') log.info({ server }, 'NATS reconnected');
+    else if (status.type === 'error') log.warn({ error: String(status.error) }, 'NATS error');
+  }
+}

@@ -1,0 +1,133 @@
+// The NATS bus against the contract on the real server (127.0.0.1:4222), in a namespace of its
+// own that is deleted afterwards, plus what only NATS has: the declared streams and consumers.
+import { randomBytes } from 'node:crypto';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { connect, type NatsConnection, nanos } from '@nats-io/transport-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Bus, connectNatsBus, type NatsBus, type NatsBusOptions, subjects } from '../src';
+import { busContract } from './contract';
+import { capturedLogger, freshRegion, job, sleep, waitFor } from './fixtures';
+
+const SERVERS = process.env.NATS_TEST_URL ?? '127.0.0.1:4222';
+const namespace = `t${randomBytes(4).toString('hex')}`;
+let raw: NatsConnection;
+const optionsOf = new WeakMap<Bus, NatsBusOptions>();
+
+async function open(opts: Omit<NatsBusOptions, 'servers'>): Promise<NatsBus> {
+  const options = { servers: SERVERS, namespace, ...opts };
+  const bus = await connectNatsBus(options);
+  optionsOf.set(bus, options);
+  return bus;
+}
+
+beforeAll(async () => {
+  raw = await connect({ servers: SERVERS });
+});
+afterAll(async () => {
+  const jsm = await jetstreamManager(raw);
+  for (const stream of [`${namespace.toUpperCase()}_JOBS`, `${namespace.toUpperCase()}_RESULTS`]) {
+    await jsm.streams.delete(stream).catch(() => false);
+  }
+  await raw.close();
+});
+
+busContract('nats', {
+  open,
+  peer: async (bus) => open(optionsOf.get(bus)!),
+  // Straight into the stream, around the bus's validation.
+  raw: async (_bus, subject, data) => {
+    await jetstream(raw).publish(subject, data);
+  },
+  subjects: subjects(namespace),
+});
+
+describe('nats bus declarations', () => {
+  it('declares work-queue streams with the dedupe window and one filtered durable per region', async () => {
+    const { log } = capturedLogger();
+    const bus = await open({ log, duplicateWindowMs: 120_000, ackWaitMs: 7_000, maxDeliver: 4 });
+    const region = freshRegion();
+    await bus.ensure([region]);
+    await bus.ensure([region]); // idempotent
+    const jsm = await jetstreamManager(raw);
+    for (const [stream, subject] of [
+      [bus.names.jobsStream, `${namespace}.jobs.>`],
+      [bus.names.resultsStream, `${namespace}.results.>`],
+    ] as const) {
+      const { config } = await jsm.streams.info(stream);
+      expect(config).toMatchObject({ retention: 'workqueue', storage: 'file', subjects: [subject] });
+      expect(config.duplicate_window).toBe(nanos(120_000));
+    }
+    const jobs = await jsm.consumers.info(bus.names.jobsStream, `jobs-${region}`);
+    expect(jobs.config).toMatchObject({
+      durable_name: `jobs-${region}`,
+      filter_subject: `${namespace}.jobs.${region}`,
+      ack_policy: 'explicit',
+      max_deliver: 4,
+      ack_wait: nanos(7_000),
+    });
+    const ingest = await jsm.consumers.info(bus.names.resultsStream, 'ingest');
+    expect(ingest.config).toMatchObject({ durable_name: 'ingest', ack_policy: 'explicit' });
+    await bus.close();
+  });
+
+  it('puts the job id in Nats-Msg-Id', async () => {
+    const { log } = capturedLogger();
+    const bus = await open({ log });
+    const region = freshRegion();
+    const sent = job(region);
+    await bus.publishJob(sent);
+    const jsm = await jetstreamManager(raw);
+    const stored = await jsm.streams.getMessage(bus.names.jobsStream, { last_by_subj: bus.names.jobs(region) });
+    expect(stored?.header.get('Nats-Msg-Id')).toBe(sent.jobId);
+    await bus.close();
+  });
+
+  it('deletes a message that reached max deliveries from the work queue, once, whichever agent sees it', async () => {
+    const a = capturedLogger();
+    const b = capturedLogger();
+    const bus = await open({ log: a.log, maxDeliver: 2 });
+    const peer = await open({ log: b.log, maxDeliver: 2 });
+    const region = freshRegion();
+    await bus.ensure([region]);
+    const nakAll = async (d: { nak(ms?: number): Promise<void> }) => d.nak(0);
+    const subs = [
+      bus.consumeJobs(region, nakAll, { concurrency: 1 }),
+      peer.consumeJobs(region, nakAll, { concurrency: 1 }),
+    ];
+    await bus.publishJob(job(region));
+    await waitFor(() => bus.stats().dropped + peer.stats().dropped === 1, 10_000, 'the drop');
+    await sleep(500);
+    expect(bus.stats().dropped + peer.stats().dropped).toBe(1);
+    const jsm = await jetstreamManager(raw);
+    const state = (await jsm.streams.info(bus.names.jobsStream, { subjects_filter: bus.names.jobs(region) })).state;
+    expect(state.subjects?.[bus.names.jobs(region)] ?? 0).toBe(0);
+    await Promise.all(subs.map((s) => s.stop()));
+    await Promise.all([bus.close(), peer.close()]);
+  });
+
+  it('declares again what was deleted under it, and keeps consuming', async () => {
+    const { log } = capturedLogger();
+    const bus = await open({ log });
+    const region = freshRegion();
+    await bus.ensure([region]);
+    const seen: string[] = [];
+    const sub = bus.consumeJobs(
+      region,
+      async (d) => {
+        seen.push(d.value.jobId);
+        await d.ack();
+      },
+      { concurrency: 1 },
+    );
+    const first = job(region);
+    await bus.publishJob(first);
+    await waitFor(() => seen.includes(first.jobId));
+    const jsm = await jetstreamManager(raw);
+    await jsm.streams.delete(bus.names.jobsStream);
+    const second = job(region);
+    expect(await bus.publishJob(second)).toEqual({ duplicate: false });
+    await waitFor(() => seen.includes(second.jobId), 20_000, 'the job after the stream came back');
+    await sub.stop();
+    await bus.close();
+  });
+});

@@ -1,0 +1,47 @@
+import { startAgent, startTracing } from '@mcp-fleet/agent';
+import { busOptionsFromEnv, createLogger, openBus } from '@mcp-fleet/bus';
+import { parse, positiveInt } from '../args';
+import { EXIT, UsageError } from '../usage';
+import { untilSignal } from './sim';
+
+const OPTIONS = {
+  region: { type: 'string' },
+  concurrency: { type: 'string' },
+  'metrics-port': { type: 'string' },
+  host: { type: 'string' },
+} as const;
+
+/** `agent --region <name>`: a regional probe agent on its own, pulling jobs from NATS. */
+export async function agentCommand(args: string[], out: (s: string) => void): Promise<number> {
+  const { values, positionals } = parse(args, OPTIONS);
+  if (positionals.length) throw new UsageError(`unexpected argument: ${positionals[0]}`);
+  const region = values.region ?? process.env.MCP_FLEET_REGION;
+  if (!region) throw new UsageError('agent needs --region <name> (or MCP_FLEET_REGION)');
+  const busOptions = busOptionsFromEnv(process.env);
+  if (!busOptions.natsUrl)
+    throw new UsageError(
+      'a separate agent reaches control through NATS: set NATS_URL (mcp-fleet up runs agents in-process)',
+    );
+  const log = createLogger(`mcp-fleet-agent-${region}`);
+  const bus = await openBus({ ...busOptions, log });
+  const tracing = startTracing({ serviceName: 'mcp-fleet-agent' });
+  const agent = await startAgent({
+    bus,
+    region,
+    log,
+    concurrency: positiveInt(values.concurrency, '--concurrency', 16, 1024),
+    metricsPort: positiveInt(
+      values['metrics-port'] ?? process.env.MCP_FLEET_AGENT_PORT,
+      '--metrics-port',
+      9464,
+      65_535,
+    ),
+    host: values.host ?? process.env.MCP_FLEET_AGENT_HOST ?? '127.0.0.1',
+  });
+  out(`agent ${agent.id} in region ${region}; metrics at ${agent.metricsUrl}. SIGTERM or Ctrl-C stops it.`);
+  await untilSignal();
+  await agent.stop();
+  await tracing.shutdown();
+  await bus.close();
+  return EXIT.ok;
+}

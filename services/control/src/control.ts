@@ -1,0 +1,251 @@
+// The control plane on one process: applies the fleet, schedules jobs, ingests results, records
+// agents' heartbeats, prunes old runs, and serves the API and /metrics.
+import { createServer, type Server as HttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Bus, Logger, Subscription } from '@mcp-fleet/bus';
+import { isPassing, isRevision, type Revision, revisionInfo } from '@mcp-fleet/probe';
+import {
+  DEFAULT_RUN_RETENTION_DAYS,
+  listActiveTests,
+  listAgents,
+  pruneRuns,
+  recordDetection,
+  recordRun,
+  type Store,
+  serversOverview,
+  upsertAgentHeartbeat,
+} from '@mcp-fleet/store';
+import { createApi } from './api';
+import { type ApplySummary, applyFleet } from './apply';
+import type { FleetDefinition } from './fleet-file';
+import { startIngest } from './ingest';
+import { createControlMetrics, type ServerState } from './metrics';
+import { AddressPolicy } from './policy';
+import { type ScheduleEntry, Scheduler } from './scheduler';
+
+export interface ControlOptions {
+  store: Store;
+  bus: Bus;
+  log: Logger;
+  /** The fleet definition to apply at start; its regions and policy hold until the next apply. */
+  fleet?: FleetDefinition | null;
+  /** Regions when no fleet definition names them. */
+  regions?: string[];
+  port?: number;
+  host?: string;
+  tickMs?: number;
+  ingestConcurrency?: number;
+  retentionDays?: number;
+}
+
+export interface Control {
+  url: string;
+  scheduler: Scheduler;
+  apply(fleet: FleetDefinition): Promise<ApplySummary>;
+  /** Reload the schedule from the database (after any change to the fleet). */
+  reschedule(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const RESCHEDULE_EVERY_MS = 30_000;
+const PRUNE_EVERY_MS = 3_600_000;
+
+export async function startControl(opts: ControlOptions): Promise<Control> {
+  const { store, bus, log } = opts;
+  const db = store.db;
+  let regions = opts.fleet?.regions ?? opts.regions ?? ['local'];
+  let policy = new AddressPolicy(opts.fleet?.policy ?? { allow: [], deny: [] });
+  let allow = opts.fleet?.policy.allow ?? [];
+  const current = new Map<string, Revision>();
+  const key = (testId: string, region: string) => `${testId}|${region}`;
+
+  const metrics = createControlMetrics({
+    poison: () => bus.stats().poison,
+    serverStates: () => serverStates(store),
+    agentsSeen: async () => {
+      const seen = await listAgents(db, { seenSince: new Date(Date.now() - 60_000) });
+      const byRegion = new Map<string, number>();
+      for (const a of seen) byRegion.set(a.region, (byRegion.get(a.region) ?? 0) + 1);
+      return [...byRegion].map(([region, count]) => ({ region, count }));
+    },
+  });
+
+  const scheduler = new Scheduler({
+    bus,
+    currentRevision: (testId, region) => current.get(key(testId, region)) ?? null,
+    allow: () => allow,
+    tickMs: opts.tickMs,
+    onPublished: (job, lagMs, duplicate) => {
+      metrics.jobs.inc({ kind: job.kind, result: duplicate ? 'duplicate' : 'published' });
+      if (!duplicate) metrics.lag.observe(lagMs / 1000);
+    },
+    onError: (err, job) => {
+      metrics.jobs.inc({ kind: job.kind, result: 'error' });
+      log.warn(
+        { jobId: job.jobId, err: (err as Error).message },
+        'could not publish a job; will retry while its slot is fresh',
+      );
+    },
+  });
+
+  let rescheduling: Promise<void> | undefined;
+  const reschedule = async () => {
+    const tests = await listActiveTests(db);
+    const entries: ScheduleEntry[] = [];
+    const detected = new Set<string>();
+    for (const t of tests) {
+      const testRegions = (t.regions ?? regions).filter((r) => regions.includes(r));
+      for (const region of testRegions) {
+        const cur = t.currentRevisions[region];
+        if (isRevision(cur)) current.set(key(t.testId, region), cur);
+        entries.push({
+          kind: 'handshake',
+          id: t.testId,
+          region,
+          serverId: t.serverId,
+          serverName: t.serverName,
+          testId: t.testId,
+          url: t.url,
+          headers: t.headers,
+          revision: t.mode === 'newest' ? 'newest' : (t.pinnedRevision as Revision),
+          intervalMs: t.intervalMs,
+          timeoutMs: t.timeoutMs,
+        });
+        if (t.detectionIntervalMs && !detected.has(`${t.serverId}|${region}`)) {
+          detected.add(`${t.serverId}|${region}`);
+          entries.push({
+            kind: 'detection',
+            id: t.serverId,
+            region,
+            serverId: t.serverId,
+            serverName: t.serverName,
+            testId: null,
+            url: t.url,
+            headers: t.headers,
+            revision: null,
+            intervalMs: t.detectionIntervalMs,
+            timeoutMs: Math.min(t.timeoutMs, 20_000),
+          });
+        }
+      }
+    }
+    scheduler.setEntries(entries);
+    metrics.entries.set(entries.length);
+  };
+  const rescheduleSoon = () => {
+    rescheduling = (rescheduling ?? Promise.resolve())
+      .then(reschedule)
+      .catch((err) => log.error({ err: (err as Error).message }, 'could not load the schedule'));
+  };
+
+  const apply = async (fleet: FleetDefinition) => {
+    const summary = await applyFleet(db, fleet);
+    regions = fleet.regions;
+    policy = new AddressPolicy(fleet.policy);
+    allow = fleet.policy.allow;
+    await bus.ensure(regions);
+    await reschedule();
+    log.info({ ...summary, regions }, 'fleet applied');
+    return summary;
+  };
+
+  await bus.ensure(regions);
+  if (opts.fleet) await apply(opts.fleet);
+  else await reschedule();
+
+  const ingest: Subscription = startIngest({
+    bus,
+    store: {
+      recordRun: async (input) => {
+        const out = await recordRun(db, input);
+        return out.duplicate ? { duplicate: true, eraMove: null } : { duplicate: false, eraMove: out.eraMove };
+      },
+      recordDetection: (input) => recordDetection(db, input),
+    },
+    metrics,
+    concurrency: opts.ingestConcurrency,
+    onRun: (testId, region, negotiated) => {
+      if (negotiated) current.set(key(testId, region), negotiated);
+    },
+    log,
+  });
+  const heartbeats = bus.onHeartbeat((hb) => {
+    upsertAgentHeartbeat(db, {
+      id: hb.agent,
+      region: hb.region,
+      version: hb.version,
+      inFlight: hb.inFlight,
+      startedAt: new Date(hb.startedAt),
+      at: new Date(hb.at),
+    }).catch((err) => log.warn({ err: (err as Error).message }, 'could not record a heartbeat'));
+  });
+
+  const retentionDays = opts.retentionDays ?? DEFAULT_RUN_RETENTION_DAYS;
+  const prune = () =>
+    pruneRuns(db, { olderThan: new Date(Date.now() - retentionDays * 86_400_000) })
+      .then((n) => n > 0 && log.info({ deleted: n, retentionDays }, 'pruned old runs'))
+      .catch((err) => log.warn({ err: (err as Error).message }, 'could not prune runs'));
+  const timers = [setInterval(rescheduleSoon, RESCHEDULE_EVERY_MS), setInterval(prune, PRUNE_EVERY_MS)];
+  for (const t of timers) t.unref();
+  void prune();
+
+  let stopping = false;
+  const router = createApi({
+    db,
+    regions: () => regions,
+    policy: () => policy,
+    changed: rescheduleSoon,
+    metricsText: async () => ({ text: await metrics.registry.metrics(), contentType: metrics.registry.contentType }),
+    ready: () => !stopping,
+  });
+  const http: HttpServer = createServer(
+    (req, res) => void router.handle(req, res, (err) => log.error({ err: (err as Error).message }, 'API error')),
+  );
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(opts.port ?? 7070, opts.host ?? '127.0.0.1', () => resolve());
+  });
+  const address = http.address() as AddressInfo;
+  scheduler.start();
+
+  return {
+    url: `http://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}`,
+    scheduler,
+    apply,
+    reschedule,
+    async stop() {
+      stopping = true;
+      scheduler.stop();
+      for (const t of timers) clearInterval(t);
+      await heartbeats.stop();
+      await ingest.stop();
+      await new Promise<void>((resolve) => {
+        http.close(() => resolve());
+        http.closeAllConnections();
+      });
+    },
+  };
+}
+
+/** Per-server state for the gauges: the newest-supported test's revision and health, failing pins. */
+async function serverStates(store: Store): Promise<ServerState[]> {
+  const out: ServerState[] = [];
+  for (const s of await serversOverview(store.db)) {
+    const regions = new Set(s.tests.flatMap((t) => t.states.map((st) => st.region)));
+    for (const region of regions) {
+      const newest = s.tests.find((t) => t.mode === 'newest')?.states.find((st) => st.region === region);
+      const revision = newest?.currentRevision ?? null;
+      out.push({
+        server: s.name,
+        region,
+        revision,
+        era: isRevision(revision) ? revisionInfo(revision).era : null,
+        up: newest?.lastOutcome ? isPassing(newest.lastOutcome) : null,
+        failingPinnedTests: s.tests.filter(
+          (t) => t.mode === 'pinned' && t.states.some((st) => st.region === region && st.failing),
+        ).length,
+      });
+    }
+  }
+  return out;
+}

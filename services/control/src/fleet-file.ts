@@ -1,0 +1,190 @@
+// The fleet definition: a YAML file (mcp-fleet.yaml), validated before anything is applied.
+// Errors name the file, the line and the field. `${NAME}` in header values comes from the
+// environment, so credentials stay out of the file.
+import { readFile } from 'node:fs/promises';
+import { isRevision, REVISION_NAMES, type Revision } from '@mcp-fleet/probe';
+import { isMap, LineCounter, parseDocument } from 'yaml';
+import { z } from 'zod';
+import { parseDuration } from './durations';
+import { AddressPolicy, parseCidr } from './policy';
+
+export interface TestDefinition {
+  mode: 'newest' | 'pinned';
+  pinnedRevision: Revision | null;
+}
+
+export interface ServerDefinition {
+  name: string;
+  url: string;
+  headers: Record<string, string>;
+  regions: string[] | null;
+  intervalMs: number;
+  timeoutMs: number;
+  detectionIntervalMs: number | null;
+  tests: TestDefinition[];
+}
+
+export interface FleetDefinition {
+  regions: string[];
+  servers: ServerDefinition[];
+  policy: { allow: string[]; deny: string[] };
+}
+
+export class FleetFileError extends Error {
+  constructor(
+    readonly file: string,
+    readonly problems: string[],
+  ) {
+    super(`${file}: invalid fleet definition, nothing applied:\n  ${problems.join('\n  ')}`);
+  }
+}
+
+export const duration = z
+  .string()
+  .refine((s) => parseDuration(s) !== undefined, 'a duration like 500ms, 60s, 15m or 1h');
+export const regionName = z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'lower-case letters, digits and dashes');
+export const cidr = z.string().refine((s) => parseCidr(s) !== undefined, 'a CIDR like 10.20.0.0/16 or an address');
+
+export const serverName = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/, 'letters, digits, dot, dash, underscore (≤ 100)');
+export const targetUrl = z
+  .string()
+  .url()
+  .refine((u) => /^https?:$/.test(new URL(u).protocol), 'an http:// or https:// URL');
+export const revisionChoice = z
+  .string()
+  .refine((r) => r === 'newest' || isRevision(r), `newest or one of ${REVISION_NAMES.join(', ')}`);
+
+const FileSchema = z.strictObject({
+  regions: z.array(regionName).min(1, 'at least one region').default(['local']),
+  defaults: z.strictObject({ interval: duration.optional(), timeout: duration.optional() }).default({}),
+  servers: z
+    .array(
+      z.strictObject({
+        name: serverName,
+        url: targetUrl,
+        headers: z.record(z.string(), z.string()).default({}),
+        regions: z.array(regionName).min(1).optional(),
+        interval: duration.optional(),
+        timeout: duration.optional(),
+        tests: z
+          .array(
+            z.strictObject({
+              revision: revisionChoice,
+            }),
+          )
+          .default([{ revision: 'newest' }]),
+        detection: z.strictObject({ interval: duration }).optional(),
+      }),
+    )
+    .default([]),
+  policy: z
+    .strictObject({ allow: z.array(cidr).default([]), deny: z.array(cidr).default([]) })
+    .default({ allow: [], deny: [] }),
+});
+
+export const DEFAULT_INTERVAL_MS = 60_000;
+export const DEFAULT_TIMEOUT_MS = 10_000;
+export const MIN_INTERVAL_MS = 1_000;
+export const MAX_TIMEOUT_MS = 120_000;
+
+export async function loadFleetFile(path: string, env: NodeJS.ProcessEnv = process.env): Promise<FleetDefinition> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new FleetFileError(path, [`cannot read the file (${(err as NodeJS.ErrnoException).code ?? 'error'})`]);
+  }
+  return parseFleet(text, path, env);
+}
+
+export function parseFleet(
+  text: string,
+  file = 'mcp-fleet.yaml',
+  env: NodeJS.ProcessEnv = process.env,
+): FleetDefinition {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const at = (offset: number | undefined) => (offset === undefined ? '' : `${lineCounter.linePos(offset).line}: `);
+  if (doc.errors.length)
+    throw new FleetFileError(
+      file,
+      doc.errors.map((e) => `line ${at(e.pos[0])}${e.message.split('\n')[0]}`),
+    );
+  if (doc.contents !== null && !isMap(doc.contents))
+    throw new FleetFileError(file, ['the file must be a mapping (regions, defaults, servers, policy)']);
+
+  const lineOf = (path: readonly PropertyKey[]): string => {
+    // The deepest node the path reaches tells the line; a missing key points at its parent.
+    for (let n = path.length; n >= 0; n -= 1) {
+      const node = doc.getIn(path.slice(0, n) as (string | number)[], true) as
+        | { range?: [number, number, number] }
+        | undefined;
+      if (node?.range) return `line ${at(node.range[0])}`;
+    }
+    return '';
+  };
+  const parsed = FileSchema.safeParse(doc.toJS() ?? {});
+  if (!parsed.success) {
+    throw new FleetFileError(
+      file,
+      parsed.error.issues.map((i) => `${lineOf(i.path)}${fieldName(i.path)}: ${i.message}`),
+    );
+  }
+  const f = parsed.data;
+  const problems: string[] = [];
+  const policy = new AddressPolicy(f.policy);
+  const names = new Set<string>();
+  const servers = f.servers.map((s, i): ServerDefinition => {
+    const where = (field: string) => `${lineOf(['servers', i, field])}servers[${i}].${field}`;
+    if (names.has(s.name)) problems.push(`${where('name')}: "${s.name}" is defined twice`);
+    names.add(s.name);
+    for (const r of s.regions ?? [])
+      if (!f.regions.includes(r))
+        problems.push(`${where('regions')}: "${r}" is not one of the fleet's regions (${f.regions.join(', ')})`);
+    const refused = policy.refusesUrl(new URL(s.url));
+    if (refused) problems.push(`${where('url')}: ${refused}`);
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(s.headers)) {
+      headers[k] = v.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, name: string) => {
+        const value = env[name];
+        if (value === undefined)
+          problems.push(
+            `${lineOf(['servers', i, 'headers', k])}servers[${i}].headers.${k}: the environment variable ${name} is not set`,
+          );
+        return value ?? '';
+      });
+    }
+    const tests = s.tests.map(
+      (t): TestDefinition =>
+        t.revision === 'newest'
+          ? { mode: 'newest', pinnedRevision: null }
+          : { mode: 'pinned', pinnedRevision: t.revision as Revision },
+    );
+    const keys = tests.map((t) => t.pinnedRevision ?? 'newest');
+    if (new Set(keys).size !== keys.length) problems.push(`${where('tests')}: a revision is listed twice`);
+    const intervalMs = parseDuration(s.interval ?? f.defaults.interval ?? '') ?? DEFAULT_INTERVAL_MS;
+    const timeoutMs = parseDuration(s.timeout ?? f.defaults.timeout ?? '') ?? DEFAULT_TIMEOUT_MS;
+    if (intervalMs < MIN_INTERVAL_MS) problems.push(`${where('interval')}: at least ${MIN_INTERVAL_MS / 1000}s`);
+    if (timeoutMs > MAX_TIMEOUT_MS || timeoutMs > intervalMs)
+      problems.push(`${where('timeout')}: at most the interval and at most ${MAX_TIMEOUT_MS / 1000}s`);
+    return {
+      name: s.name,
+      url: s.url,
+      headers,
+      regions: s.regions ?? null,
+      intervalMs,
+      timeoutMs,
+      detectionIntervalMs: s.detection ? (parseDuration(s.detection.interval) ?? null) : null,
+      tests,
+    };
+  });
+  if (problems.length) throw new FleetFileError(file, problems);
+  return { regions: f.regions, servers, policy: f.policy };
+}
+
+function fieldName(path: readonly PropertyKey[]): string {
+  if (path.length === 0) return '(file)';
+  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join('');
+}

@@ -1,0 +1,113 @@
+// Control's /metrics: the scheduler and ingest at work, and per-server state gauges for alerting.
+// Labels stay bounded: server names are the operator's fleet, never URLs, ids or sessions.
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+
+export interface ServerState {
+  server: string;
+  region: string;
+  /** The revision the server's newest-supported test speaks there, when known. */
+  revision: string | null;
+  era: string | null;
+  /** The newest-supported test's last run passed (success or downgrade). */
+  up: boolean | null;
+  failingPinnedTests: number;
+}
+
+export interface ControlMetricsSources {
+  serverStates: () => Promise<ServerState[]>;
+  poison: () => number;
+  agentsSeen: () => Promise<{ region: string; count: number }[]>;
+}
+
+export function createControlMetrics(sources: ControlMetricsSources) {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const jobs = new Counter({
+    name: 'mcp_scheduler_jobs_total',
+    help: 'Jobs the scheduler published, by kind and result (published, duplicate, error).',
+    labelNames: ['kind', 'result'] as const,
+    registers: [registry],
+  });
+  const lag = new Histogram({
+    name: 'mcp_scheduler_lag_seconds',
+    help: 'Time from a slot start to its job being accepted by the bus.',
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10],
+    registers: [registry],
+  });
+  const entries = new Gauge({
+    name: 'mcp_scheduler_entries',
+    help: 'Scheduled (test or detection, region) pairs.',
+    registers: [registry],
+  });
+  const ingest = new Counter({
+    name: 'mcp_ingest_total',
+    help: 'Results ingested, by kind and result (written, duplicate, retried, rejected).',
+    labelNames: ['kind', 'result'] as const,
+    registers: [registry],
+  });
+  const moves = new Counter({
+    name: 'mcp_ingest_era_moves_total',
+    help: 'Era moves recorded by ingest (negotiated revision changed between runs).',
+    labelNames: ['from_revision', 'to_revision', 'region'] as const,
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'mcp_bus_poison_total',
+    help: 'Messages terminated because they failed validation.',
+    registers: [registry],
+    collect() {
+      this.set(sources.poison());
+    },
+  });
+  new Gauge({
+    name: 'mcp_agents_seen',
+    help: 'Agents that sent a heartbeat in the last minute, by region.',
+    labelNames: ['region'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const a of await sources.agentsSeen()) this.set({ region: a.region }, a.count);
+    },
+  });
+  // The state gauges share one read of the database per scrape.
+  let pending: Promise<ServerState[]> | undefined;
+  const states = () => {
+    pending ??= sources.serverStates().finally(() => setTimeout(() => (pending = undefined), 0));
+    return pending;
+  };
+  new Gauge({
+    name: 'mcp_server_revision_info',
+    help: 'The revision a server speaks in a region (its newest-supported test), 1 per series.',
+    labelNames: ['server', 'region', 'revision', 'era'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const s of await states())
+        if (s.revision)
+          this.set({ server: s.server, region: s.region, revision: s.revision, era: s.era ?? 'unknown' }, 1);
+    },
+  });
+  new Gauge({
+    name: 'mcp_server_up',
+    help: "1 when a server's newest-supported test last passed in a region, 0 when it failed.",
+    labelNames: ['server', 'region'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const s of await states()) if (s.up !== null) this.set({ server: s.server, region: s.region }, s.up ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'mcp_server_failing_pinned_tests',
+    help: 'Pinned tests of a server whose last run in a region failed (the server no longer speaks that revision).',
+    labelNames: ['server', 'region'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const s of await states()) this.set({ server: s.server, region: s.region }, s.failingPinnedTests);
+    },
+  });
+  return { registry, jobs, lag, entries, ingest, moves };
+}
+
+export type ControlMetrics = ReturnType<typeof createControlMetrics>;

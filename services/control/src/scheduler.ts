@@ -1,0 +1,158 @@
+// The scheduler publishes one job per (test, region, slot) and one detection per (server,
+// region, slot) where asked. Policy after downtime: a slot is published only while it is fresh
+// (within min(interval/2, 10 s) of its start); older slots are skipped, never burst to catch up.
+import type { Bus, Job } from '@mcp-fleet/bus';
+import type { Revision } from '@mcp-fleet/probe';
+import { detectionJobId, handshakeJobId, offsetFor, slotStart } from './slots';
+
+export interface ScheduleEntry {
+  kind: 'handshake' | 'detection';
+  /** Test id (handshake) or server id (detection). */
+  id: string;
+  region: string;
+  serverId: string;
+  serverName: string;
+  testId: string | null;
+  url: string;
+  headers: Record<string, string>;
+  revision: 'newest' | Revision | null;
+  intervalMs: number;
+  timeoutMs: number;
+}
+
+interface Due {
+  entry: ScheduleEntry;
+  offset: number;
+  next: number;
+}
+
+export interface SchedulerOptions {
+  bus: Bus;
+  /** The test's current revision in a region (newest-supported jobs carry it). */
+  currentRevision: (testId: string, region: string) => Revision | null;
+  allow: () => string[];
+  tickMs?: number;
+  now?: () => number;
+  onPublished?: (job: Job, lagMs: number, duplicate: boolean) => void;
+  onError?: (err: unknown, job: Job) => void;
+}
+
+export function freshnessMs(intervalMs: number): number {
+  return Math.min(intervalMs / 2, 10_000);
+}
+
+export class Scheduler {
+  readonly #opts: SchedulerOptions;
+  readonly #now: () => number;
+  #due = new Map<string, Due>();
+  #timer: NodeJS.Timeout | undefined;
+  #ticking = false;
+  skipped = 0;
+
+  constructor(opts: SchedulerOptions) {
+    this.#opts = opts;
+    this.#now = opts.now ?? Date.now;
+  }
+
+  static key(e: ScheduleEntry): string {
+    return `${e.kind}.${e.id}.${e.region}`;
+  }
+
+  /** Replace the entries; ones already known keep their place in time. */
+  setEntries(entries: readonly ScheduleEntry[]): void {
+    const now = this.#now();
+    const next = new Map<string, Due>();
+    for (const entry of entries) {
+      const key = Scheduler.key(entry);
+      const old = this.#due.get(key);
+      if (old && old.entry.intervalMs === entry.intervalMs) {
+        next.set(key, { ...old, entry });
+        continue;
+      }
+      const offset = offsetFor(key, entry.intervalMs);
+      const start = slotStart(now, entry.intervalMs, offset);
+      // A fresh slot is still published; otherwise wait for the next one.
+      const due = now - start <= freshnessMs(entry.intervalMs) ? start : start + entry.intervalMs;
+      next.set(key, { entry, offset, next: due });
+    }
+    this.#due = next;
+  }
+
+  get size(): number {
+    return this.#due.size;
+  }
+
+  start(): void {
+    if (this.#timer) return;
+    this.#timer = setInterval(() => void this.tick(), this.#opts.tickMs ?? 200);
+    this.#timer.unref?.();
+    void this.tick();
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  /** Publish every job that is due. Returns how many were published. */
+  async tick(): Promise<number> {
+    if (this.#ticking) return 0;
+    this.#ticking = true;
+    try {
+      const now = this.#now();
+      const ready: { due: Due; slot: number }[] = [];
+      for (const due of this.#due.values()) {
+        if (due.next > now) continue;
+        let slot = due.next;
+        if (now - slot > freshnessMs(due.entry.intervalMs)) {
+          // Behind (a stall or a pause): skip to the current slot rather than burst through old ones.
+          const current = slotStart(now, due.entry.intervalMs, due.offset);
+          this.skipped += Math.max(0, Math.round((current - slot) / due.entry.intervalMs));
+          slot = current;
+          if (now - slot > freshnessMs(due.entry.intervalMs)) {
+            due.next = slot + due.entry.intervalMs;
+            continue;
+          }
+        }
+        due.next = slot + due.entry.intervalMs;
+        ready.push({ due, slot });
+      }
+      await Promise.all(ready.map(({ due, slot }) => this.#publish(due, slot)));
+      return ready.length;
+    } finally {
+      this.#ticking = false;
+    }
+  }
+
+  async #publish(due: Due, slot: number): Promise<void> {
+    const entry = due.entry;
+    const job: Job = {
+      jobId:
+        entry.kind === 'handshake'
+          ? handshakeJobId(entry.id, entry.region, slot)
+          : detectionJobId(entry.id, entry.region, slot),
+      kind: entry.kind,
+      region: entry.region,
+      serverId: entry.serverId,
+      serverName: entry.serverName,
+      testId: entry.testId,
+      url: entry.url,
+      headers: entry.headers,
+      revision: entry.revision,
+      currentRevision:
+        entry.revision === 'newest' && entry.testId ? this.#opts.currentRevision(entry.testId, entry.region) : null,
+      timeoutMs: entry.timeoutMs,
+      slot,
+      scheduledAt: new Date(slot).toISOString(),
+      allow: this.#opts.allow(),
+    };
+    try {
+      const { duplicate } = await this.#opts.bus.publishJob(job);
+      this.#opts.onPublished?.(job, this.#now() - slot, duplicate);
+    } catch (err) {
+      this.#opts.onError?.(err, job);
+      // The broker is away: try the same slot again on a later tick while it is still fresh.
+      if (this.#now() - slot <= freshnessMs(entry.intervalMs)) due.next = slot;
+    }
+  }
+}

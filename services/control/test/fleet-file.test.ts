@@ -1,0 +1,135 @@
+// The fleet file: what it accepts, and errors that name the file, the line and the field.
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { FleetFileError, loadFleetFile, parseFleet } from '../src/fleet-file';
+
+const EXAMPLE = `regions: [eu-west, us-east]          # where agents run; a server may list a subset
+defaults: { interval: 60s, timeout: 10s }
+servers:
+  - name: orders
+    url: https://orders.example.com/mcp
+    headers: { Authorization: "Bearer \${ORDERS_TOKEN}" }   # values from the environment
+    regions: [eu-west]
+    tests:
+      - revision: newest
+      - revision: "2025-06-18"                              # pinned
+    detection: { interval: 15m }
+  - name: local
+    url: http://10.20.1.5:8080/mcp
+policy:
+  allow: ["10.20.0.0/16"]   # address ranges beyond the public internet that probes may reach
+`;
+
+function problems(text: string, env: Record<string, string> = {}): string[] {
+  try {
+    parseFleet(text, 'fleet.yaml', env);
+  } catch (err) {
+    if (err instanceof FleetFileError) return err.problems;
+    throw err;
+  }
+  return [];
+}
+
+describe('the fleet file', () => {
+  it('reads the example of issue 3, with headers from the environment', () => {
+    const fleet = parseFleet(EXAMPLE, 'fleet.yaml', { ORDERS_TOKEN: 's3cret' });
+    expect(fleet.regions).toEqual(['eu-west', 'us-east']);
+    expect(fleet.policy).toEqual({ allow: ['10.20.0.0/16'], deny: [] });
+    expect(fleet.servers[0]).toEqual({
+      name: 'orders',
+      url: 'https://orders.example.com/mcp',
+      headers: { Authorization: 'Bearer s3cret' },
+      regions: ['eu-west'],
+      intervalMs: 60_000,
+      timeoutMs: 10_000,
+      detectionIntervalMs: 900_000,
+      tests: [
+        { mode: 'newest', pinnedRevision: null },
+        { mode: 'pinned', pinnedRevision: '2025-06-18' },
+      ],
+    });
+    expect(fleet.servers[1]).toMatchObject({
+      regions: null,
+      tests: [{ mode: 'newest', pinnedRevision: null }],
+      detectionIntervalMs: null,
+    });
+  });
+
+  it('names the line and field of each problem', () => {
+    const bad = `regions: [eu-west]
+servers:
+  - name: a
+    url: ftp://x.example.com/
+    tests:
+      - revision: "2030-01-01"
+  - name: a
+    url: https://b.example.com/mcp
+    regions: [mars]
+    interval: soon
+`;
+    expect(problems(bad)).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^line 4: servers\[0\]\.url: an http:\/\/ or https:\/\/ URL$/),
+        expect.stringMatching(/^line 6: servers\[0\]\.tests\[0\]\.revision: newest or one of 2024-11-05/),
+        expect.stringMatching(/^line 10: servers\[1\]\.interval: a duration like/),
+      ]),
+    );
+  });
+
+  it('refuses loopback and private addresses unless policy.allow covers them', () => {
+    const text = (allow: string) => `servers:
+  - name: local
+    url: http://127.0.0.1:7404/mcp
+policy: { allow: [${allow}] }
+`;
+    expect(problems(text(''))).toEqual([
+      'line 3: servers[0].url: 127.0.0.1 is loopback, private or link-local and policy.allow does not cover it',
+    ]);
+    expect(problems(text('"127.0.0.0/8"'))).toEqual([]);
+    expect(problems(`servers:\n  - name: meta\n    url: http://169.254.169.254/latest\n`)[0]).toMatch(
+      /169\.254\.169\.254 is loopback, private or link-local/,
+    );
+    expect(problems(`servers:\n  - name: l\n    url: http://localhost:1/mcp\n`)[0]).toMatch(/loopback/);
+    expect(
+      problems(
+        `servers:\n  - name: d\n    url: http://127.0.0.2/mcp\npolicy: { allow: ["127.0.0.0/8"], deny: ["127.0.0.2/32"] }\n`,
+      )[0],
+    ).toMatch(/denies/);
+  });
+
+  it('keeps the timeout within the interval', () => {
+    expect(
+      problems('servers:\n  - name: x\n    url: https://x.example.com/\n    interval: 5s\n    timeout: 10s\n'),
+    ).toEqual(['line 5: servers[0].timeout: at most the interval and at most 120s']);
+  });
+
+  it('names a missing environment variable and never applies half a file', () => {
+    expect(problems(EXAMPLE)).toEqual([
+      'line 6: servers[0].headers.Authorization: the environment variable ORDERS_TOKEN is not set',
+    ]);
+  });
+
+  it('rejects unknown keys, duplicates, regions outside the fleet and broken YAML', () => {
+    expect(problems('servers:\n  - name: x\n    url: https://x.example.com/\n    colour: red\n')[0]).toMatch(
+      /^line 2: servers\[0\]: Unrecognized key: "colour"/,
+    );
+    expect(
+      problems(
+        'servers:\n  - name: x\n    url: https://x.example.com/\n    tests: [{revision: newest}, {revision: newest}]\n',
+      )[0],
+    ).toMatch(/listed twice/);
+    expect(problems('servers: [\n')[0]).toMatch(/^line \d+: /);
+    expect(problems('- just\n- a list\n')).toEqual(['the file must be a mapping (regions, defaults, servers, policy)']);
+  });
+
+  it('says which file it could not read', async () => {
+    await expect(loadFleetFile('/nonexistent/fleet.yaml')).rejects.toThrow(
+      '/nonexistent/fleet.yaml: invalid fleet definition, nothing applied:\n  cannot read the file (ENOENT)',
+    );
+    const dir = await mkdtemp(join(tmpdir(), 'fleet-'));
+    await writeFile(join(dir, 'f.yaml'), 'regions: [x]\n');
+    await expect(loadFleetFile(join(dir, 'f.yaml'))).resolves.toMatchObject({ regions: ['x'], servers: [] });
+  });
+});

@@ -1,0 +1,12 @@
+// @mcp-fleet/store: the schema, opening the database, and the queries the other parts need.
+// Every query takes the drizzle handle (`store.db`, or a transaction) as its first argument.
+export * from './agents';
+export * from './connect';
+export type { Db, Schema } from './db';
+export { DuplicateNameError, UnknownRecordError } from './errors';
+export * from './fleet';
+export * from './ingest';
+export * from './reads';
+export * from './retention';
+export * from './schema';
+export * as schema from './schema';

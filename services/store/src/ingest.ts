@@ -1,0 +1,209 @@
+// Results ingest: a run (or detection) is written once per job, however often it is delivered,
+// and the test's state in that region moves in the same transaction, era move included.
+import { compareRevisions, isRevision, type Revision, revisionInfo } from '@mcp-fleet/probe';
+import { and, eq } from 'drizzle-orm';
+import type { Db } from './db';
+import { pgCode, UnknownRecordError, withoutParams } from './errors';
+import { detections, eraMoves, runs, testStates } from './schema';
+
+/**
+ * What a handshake run reports: `HandshakeRun` from @mcp-fleet/probe fits, and so does the run of
+ * a validated bus result (its revisions are plain strings there).
+ */
+export interface RunReport {
+  mode: 'newest' | 'pinned';
+  requested: string | null;
+  negotiated: string | null;
+  previousRevision: string | null;
+  generation: string | null;
+  era: string | null;
+  outcome: string;
+  message: string;
+  assertion: { name: string; expected: string; actual: string; message: string } | null;
+  evidence: unknown;
+  requests: number;
+  millis: number;
+}
+
+export interface RunResult {
+  jobId: string;
+  testId: string;
+  serverId: string;
+  region: string;
+  agent: string;
+  scheduledAt: Date | string;
+  startedAt: Date | string;
+  finishedAt: Date | string;
+  traceId: string | null;
+  run: RunReport;
+}
+
+export interface EraMove {
+  from: Revision;
+  to: Revision;
+  /** The test now speaks an older revision than before. */
+  downgrade: boolean;
+  /** The move crossed eras (legacy ↔ modern). */
+  eraChanged: boolean;
+}
+
+export type RecordRunAnswer =
+  | { duplicate: true }
+  | {
+      duplicate: false;
+      runId: number;
+      eraMove: EraMove | null;
+      /** The run's slot is older than the state's last run (a late redelivery): kept, but it moved nothing. */
+      stale: boolean;
+    };
+
+/** Outcomes after which a test is not failing (a downgrade is reported, not failed). */
+const PASSING = new Set(['success', 'downgrade']);
+
+export function recordRun(db: Db, result: RunResult): Promise<RecordRunAnswer> {
+  const { run } = result;
+  const finishedAt = toDate(result.finishedAt, 'finishedAt');
+  const scheduledAt = toDate(result.scheduledAt, 'scheduledAt');
+  const values = {
+    jobId: result.jobId,
+    testId: result.testId,
+    serverId: result.serverId,
+    region: result.region,
+    agent: result.agent,
+    mode: run.mode,
+    requested: run.requested,
+    negotiated: run.negotiated,
+    previousRevision: run.previousRevision,
+    generation: run.generation,
+    era: run.era,
+    outcome: run.outcome,
+    message: run.message,
+    assertion: run.assertion,
+    evidence: run.evidence ?? null,
+    requests: Math.round(run.requests),
+    millis: Math.round(run.millis),
+    traceId: result.traceId,
+    scheduledAt,
+    startedAt: toDate(result.startedAt, 'startedAt'),
+    finishedAt,
+  };
+  const key = and(eq(testStates.testId, result.testId), eq(testStates.region, result.region));
+
+  return db
+    .transaction(async (tx): Promise<RecordRunAnswer> => {
+      // A second delivery of the same job waits here for the first to commit, then inserts nothing.
+      const [inserted] = await tx
+        .insert(runs)
+        .values(values)
+        .onConflictDoNothing({ target: runs.jobId })
+        .returning({ id: runs.id });
+      if (!inserted) return { duplicate: true };
+      const runId = inserted.id;
+
+      // The state row is the lock that orders runs of one test in one region.
+      let [state] = await tx.select().from(testStates).where(key).for('update');
+      if (!state) {
+        await tx.insert(testStates).values({ testId: result.testId, region: result.region }).onConflictDoNothing();
+        [state] = await tx.select().from(testStates).where(key).for('update');
+      }
+      if (!state) throw new Error(`test state of ${result.testId} in ${result.region} vanished`);
+
+      // Ordered by the scheduler's clock, not the agents': a redelivered older slot moves nothing.
+      if (state.lastScheduledAt && scheduledAt < state.lastScheduledAt) {
+        return { duplicate: false, runId, eraMove: null, stale: true };
+      }
+
+      const negotiated = isRevision(run.negotiated) ? run.negotiated : null;
+      const current = isRevision(state.currentRevision) ? state.currentRevision : null;
+      // The first revision a test speaks is where it starts, not a move.
+      const eraMove: EraMove | null =
+        negotiated && current && negotiated !== current
+          ? {
+              from: current,
+              to: negotiated,
+              downgrade: compareRevisions(negotiated, current) < 0,
+              eraChanged: revisionInfo(negotiated).era !== revisionInfo(current).era,
+            }
+          : null;
+      if (eraMove) {
+        await tx.insert(eraMoves).values({
+          serverId: result.serverId,
+          testId: result.testId,
+          region: result.region,
+          runId,
+          fromRevision: eraMove.from,
+          toRevision: eraMove.to,
+          downgrade: eraMove.downgrade,
+          eraChanged: eraMove.eraChanged,
+          at: finishedAt,
+        });
+      }
+
+      await tx
+        .update(testStates)
+        .set({
+          currentRevision: negotiated ?? state.currentRevision,
+          lastOutcome: run.outcome,
+          lastMessage: run.message,
+          lastAssertion: run.assertion,
+          failing: !PASSING.has(run.outcome),
+          lastRunId: runId,
+          lastRunAt: finishedAt,
+          lastScheduledAt: scheduledAt,
+        })
+        .where(key);
+      return { duplicate: false, runId, eraMove, stale: false };
+    })
+    .catch((err: unknown) => {
+      throw ingestError(err, result);
+    });
+}
+
+export interface DetectionResult {
+  /** null for detections asked for through the API (no job, nothing to dedupe). */
+  jobId: string | null;
+  serverId: string;
+  region: string | null;
+  /** `Detection` from @mcp-fleet/probe (or a bus result's); stored whole. */
+  detection: { outcome: string; newestSupported: string | null };
+  at?: Date | string | undefined;
+}
+
+export async function recordDetection(
+  db: Db,
+  input: DetectionResult,
+): Promise<{ duplicate: true } | { duplicate: false; detectionId: number }> {
+  try {
+    const [row] = await db
+      .insert(detections)
+      .values({
+        jobId: input.jobId,
+        serverId: input.serverId,
+        region: input.region,
+        outcome: input.detection.outcome,
+        newestSupported: input.detection.newestSupported,
+        result: input.detection,
+        at: input.at === undefined ? new Date() : toDate(input.at, 'at'),
+      })
+      .onConflictDoNothing({ target: detections.jobId })
+      .returning({ id: detections.id });
+    return row ? { duplicate: false, detectionId: row.id } : { duplicate: true };
+  } catch (err) {
+    throw withoutParams(err);
+  }
+}
+
+function toDate(value: Date | string, field: string): Date {
+  const d = value instanceof Date ? value : new Date(value);
+  if (Number.isNaN(d.getTime())) throw new Error(`${field} is not a time: ${JSON.stringify(value)}`);
+  return d;
+}
+
+function ingestError(err: unknown, result: RunResult): Error {
+  const code = pgCode(err);
+  // The state's foreign key found no test.
+  if (code === '23503') return new UnknownRecordError(`no test ${result.testId}`, code);
+  if (code === '22P02')
+    return new UnknownRecordError(`not a test/server id: ${result.testId}, ${result.serverId}`, code);
+  return withoutParams(err);
+}

@@ -1,0 +1,340 @@
+// What the API and the dashboard read. Every query walks an index: the current picture comes from
+// test_states (one row per test and region), history pages by cursor, and only the fleet summary
+// counts runs, over a time range of the runs_finished index.
+import { type Era, REVISION_NAMES, revisionInfo } from '@mcp-fleet/probe';
+import { and, asc, desc, eq, gte, isNull, lt, type SQL, sql } from 'drizzle-orm';
+import type { AnyPgColumn } from 'drizzle-orm/pg-core';
+import type { Db } from './db';
+import { detections, eraMoves, runs, servers, testStates, tests } from './schema';
+
+export type Run = typeof runs.$inferSelect;
+export type EraMoveRecord = typeof eraMoves.$inferSelect;
+export type DetectionRecord = typeof detections.$inferSelect;
+
+/** How a test, or a server as a whole, stands in one region. */
+export interface RegionState {
+  region: string;
+  currentRevision: string | null;
+  lastOutcome: string | null;
+  lastMessage: string | null;
+  lastRunAt: Date | null;
+  failing: boolean;
+}
+
+export interface TestOverview {
+  id: string;
+  mode: 'newest' | 'pinned';
+  pinnedRevision: string | null;
+  states: RegionState[];
+}
+
+export interface ServerOverview {
+  id: string;
+  name: string;
+  url: string;
+  /** Regions that probe it; null = every region. */
+  regions: string[] | null;
+  intervalMs: number;
+  timeoutMs: number;
+  detectionIntervalMs: number | null;
+  tests: TestOverview[];
+  /**
+   * Per region: the revision its newest-supported test speaks (a pinned test's when it has none),
+   * the outcome of its latest run of any test, and whether any test is failing there.
+   */
+  byRegion: RegionState[];
+}
+
+/** Every active server with its tests and how they stand per region; no credentials. */
+export async function serversOverview(db: Db): Promise<ServerOverview[]> {
+  const rows = await db
+    .select({
+      id: servers.id,
+      name: servers.name,
+      url: servers.url,
+      regions: servers.regions,
+      intervalMs: servers.intervalMs,
+      timeoutMs: servers.timeoutMs,
+      detectionIntervalMs: servers.detectionIntervalMs,
+      testId: tests.id,
+      mode: tests.mode,
+      pinnedRevision: tests.pinnedRevision,
+      region: testStates.region,
+      currentRevision: testStates.currentRevision,
+      lastOutcome: testStates.lastOutcome,
+      lastMessage: testStates.lastMessage,
+      lastRunAt: testStates.lastRunAt,
+      failing: testStates.failing,
+    })
+    .from(servers)
+    .leftJoin(tests, and(eq(tests.serverId, servers.id), isNull(tests.retiredAt)))
+    .leftJoin(testStates, eq(testStates.testId, tests.id))
+    .where(isNull(servers.retiredAt))
+    .orderBy(asc(servers.name), asc(tests.createdAt), asc(tests.id), asc(testStates.region));
+
+  const overview = new Map<string, ServerOverview>();
+  const testsById = new Map<string, TestOverview>();
+  for (const r of rows) {
+    let server = overview.get(r.id);
+    if (!server) {
+      const { id, name, url, regions, intervalMs, timeoutMs, detectionIntervalMs } = r;
+      server = { id, name, url, regions, intervalMs, timeoutMs, detectionIntervalMs, tests: [], byRegion: [] };
+      overview.set(r.id, server);
+    }
+    if (!r.testId || !r.mode) continue;
+    let test = testsById.get(r.testId);
+    if (!test) {
+      test = { id: r.testId, mode: r.mode, pinnedRevision: r.pinnedRevision, states: [] };
+      testsById.set(r.testId, test);
+      server.tests.push(test);
+    }
+    if (r.region === null) continue;
+    test.states.push({
+      region: r.region,
+      currentRevision: r.currentRevision,
+      lastOutcome: r.lastOutcome,
+      lastMessage: r.lastMessage,
+      lastRunAt: r.lastRunAt,
+      failing: r.failing ?? false,
+    });
+  }
+  for (const server of overview.values()) server.byRegion = byRegion(server.tests);
+  return [...overview.values()];
+}
+
+function byRegion(serverTests: TestOverview[]): RegionState[] {
+  const regions = new Map<string, RegionState>();
+  // Newest-supported tests first: theirs is the revision the server speaks.
+  const ordered = [...serverTests].sort((a, b) => Number(a.mode === 'pinned') - Number(b.mode === 'pinned'));
+  for (const test of ordered) {
+    for (const s of test.states) {
+      const r = regions.get(s.region);
+      if (!r) {
+        regions.set(s.region, { ...s });
+        continue;
+      }
+      r.currentRevision ??= s.currentRevision;
+      r.failing ||= s.failing;
+      if (s.lastRunAt && (!r.lastRunAt || s.lastRunAt > r.lastRunAt)) {
+        r.lastOutcome = s.lastOutcome;
+        r.lastMessage = s.lastMessage;
+        r.lastRunAt = s.lastRunAt;
+      }
+    }
+  }
+  return [...regions.values()].sort((a, b) => a.region.localeCompare(b.region));
+}
+
+export interface RunCursor {
+  finishedAt: Date;
+  id: number;
+}
+
+/** A server's runs, newest first; pass `next` back as `before` for the page after. */
+export async function runsOfServer(
+  db: Db,
+  serverId: string,
+  opts: { limit: number; before?: RunCursor | undefined },
+): Promise<{ runs: Run[]; next: RunCursor | null }> {
+  const limit = clampLimit(opts.limit);
+  const rows = await db
+    .select()
+    .from(runs)
+    .where(
+      and(
+        eq(runs.serverId, serverId),
+        opts.before ? before(runs.finishedAt, runs.id, opts.before.finishedAt, opts.before.id) : undefined,
+      ),
+    )
+    .orderBy(desc(runs.finishedAt), desc(runs.id))
+    .limit(limit + 1);
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return { runs: page, next: rows.length > limit && last ? { finishedAt: last.finishedAt, id: last.id } : null };
+}
+
+export interface EraMoveCursor {
+  at: Date;
+  id: number;
+}
+
+export interface EraMoveQuery {
+  since?: Date | undefined;
+  serverId?: string | undefined;
+  region?: string | undefined;
+  limit: number;
+  before?: EraMoveCursor | undefined;
+}
+
+/** Era moves, newest first, with the server's name. */
+export async function eraMovesList(
+  db: Db,
+  q: EraMoveQuery,
+): Promise<{ moves: (EraMoveRecord & { serverName: string })[]; next: EraMoveCursor | null }> {
+  const limit = clampLimit(q.limit);
+  const rows = await db
+    .select({
+      id: eraMoves.id,
+      serverId: eraMoves.serverId,
+      testId: eraMoves.testId,
+      region: eraMoves.region,
+      runId: eraMoves.runId,
+      fromRevision: eraMoves.fromRevision,
+      toRevision: eraMoves.toRevision,
+      downgrade: eraMoves.downgrade,
+      eraChanged: eraMoves.eraChanged,
+      at: eraMoves.at,
+      serverName: servers.name,
+    })
+    .from(eraMoves)
+    .innerJoin(servers, eq(servers.id, eraMoves.serverId))
+    .where(
+      and(
+        q.since ? gte(eraMoves.at, q.since) : undefined,
+        q.serverId ? eq(eraMoves.serverId, q.serverId) : undefined,
+        q.region ? eq(eraMoves.region, q.region) : undefined,
+        q.before ? before(eraMoves.at, eraMoves.id, q.before.at, q.before.id) : undefined,
+      ),
+    )
+    .orderBy(desc(eraMoves.at), desc(eraMoves.id))
+    .limit(limit + 1);
+  const moves = rows.slice(0, limit);
+  const last = moves[moves.length - 1];
+  return { moves, next: rows.length > limit && last ? { at: last.at, id: last.id } : null };
+}
+
+export interface FleetSummary {
+  since: Date;
+  until: Date | null;
+  /** Active servers. */
+  servers: number;
+  /** Servers by the revision their newest-supported tests speak, per region (null: none yet). */
+  byRevision: { region: string; revision: string | null; servers: number }[];
+  byEra: { region: string; era: Era | null; servers: number }[];
+  /** Runs that finished in [since, until). */
+  runs: {
+    total: number;
+    byOutcome: Record<string, number>;
+    byRegion: Record<string, number>;
+    byRegionAndOutcome: { region: string; outcome: string; runs: number }[];
+  };
+  /** Active pinned tests failing in at least one region. */
+  failingPinnedTests: number;
+  /** Era moves in [since, until), and how many of them were downgrades or crossed eras. */
+  eraMoves: number;
+  downgrades: number;
+  eraChanges: number;
+}
+
+const count = () => sql<number>`count(*)`.mapWith(Number);
+
+/** The fleet at a glance. One read-only snapshot, so the counts agree with each other. */
+export function fleetSummary(db: Db, range: { since: Date; until?: Date | undefined }): Promise<FleetSummary> {
+  const { since } = range;
+  const until = range.until ?? null;
+  const newestTestStates = and(eq(tests.mode, 'newest'), isNull(tests.retiredAt), isNull(servers.retiredAt));
+  const eraOf = sql`case ${testStates.currentRevision} ${sql.join(
+    REVISION_NAMES.map((r) => sql`when ${r} then ${revisionInfo(r).era}`),
+    sql` `,
+  )} end`;
+  const distinctServers = sql<number>`count(distinct ${tests.serverId})`.mapWith(Number);
+
+  return db.transaction(
+    async (tx) => {
+      const [active] = await tx.select({ n: count() }).from(servers).where(isNull(servers.retiredAt));
+
+      const byRevision = await tx
+        .select({ region: testStates.region, revision: testStates.currentRevision, servers: distinctServers })
+        .from(testStates)
+        .innerJoin(tests, eq(tests.id, testStates.testId))
+        .innerJoin(servers, eq(servers.id, tests.serverId))
+        .where(newestTestStates)
+        .groupBy(testStates.region, testStates.currentRevision)
+        .orderBy(asc(testStates.region), asc(testStates.currentRevision));
+
+      // Grouped by position: the era expression carries parameters, which GROUP BY cannot repeat.
+      const byEra = await tx
+        .select({ region: testStates.region, era: sql<Era | null>`${eraOf}`, servers: distinctServers })
+        .from(testStates)
+        .innerJoin(tests, eq(tests.id, testStates.testId))
+        .innerJoin(servers, eq(servers.id, tests.serverId))
+        .where(newestTestStates)
+        .groupBy(sql`1`, sql`2`)
+        .orderBy(sql`1`, sql`2`);
+
+      const outcomes = await tx
+        .select({ region: runs.region, outcome: runs.outcome, runs: count() })
+        .from(runs)
+        .where(and(gte(runs.finishedAt, since), until ? lt(runs.finishedAt, until) : undefined))
+        .groupBy(runs.region, runs.outcome)
+        .orderBy(asc(runs.region), asc(runs.outcome));
+
+      const [failing] = await tx
+        .select({ n: sql<number>`count(distinct ${testStates.testId})`.mapWith(Number) })
+        .from(testStates)
+        .innerJoin(tests, eq(tests.id, testStates.testId))
+        .innerJoin(servers, eq(servers.id, tests.serverId))
+        .where(
+          and(
+            eq(testStates.failing, true),
+            eq(tests.mode, 'pinned'),
+            isNull(tests.retiredAt),
+            isNull(servers.retiredAt),
+          ),
+        );
+
+      const [moves] = await tx
+        .select({
+          moves: count(),
+          downgrades: sql<number>`count(*) filter (where ${eraMoves.downgrade})`.mapWith(Number),
+          eraChanges: sql<number>`count(*) filter (where ${eraMoves.eraChanged})`.mapWith(Number),
+        })
+        .from(eraMoves)
+        .where(and(gte(eraMoves.at, since), until ? lt(eraMoves.at, until) : undefined));
+
+      const byOutcome: Record<string, number> = {};
+      const byRegionTotal: Record<string, number> = {};
+      let total = 0;
+      for (const o of outcomes) {
+        byOutcome[o.outcome] = (byOutcome[o.outcome] ?? 0) + o.runs;
+        byRegionTotal[o.region] = (byRegionTotal[o.region] ?? 0) + o.runs;
+        total += o.runs;
+      }
+      return {
+        since,
+        until,
+        servers: active?.n ?? 0,
+        byRevision,
+        byEra,
+        runs: { total, byOutcome, byRegion: byRegionTotal, byRegionAndOutcome: outcomes },
+        failingPinnedTests: failing?.n ?? 0,
+        eraMoves: moves?.moves ?? 0,
+        downgrades: moves?.downgrades ?? 0,
+        eraChanges: moves?.eraChanges ?? 0,
+      };
+    },
+    { isolationLevel: 'repeatable read', accessMode: 'read only' },
+  );
+}
+
+/** The server's most recent detection, or null. */
+export async function latestDetection(db: Db, serverId: string): Promise<DetectionRecord | null> {
+  const [row] = await db
+    .select()
+    .from(detections)
+    .where(eq(detections.serverId, serverId))
+    .orderBy(desc(detections.at), desc(detections.id))
+    .limit(1);
+  return row ?? null;
+}
+
+export const MAX_PAGE = 500;
+
+function clampLimit(limit: number): number {
+  return Math.max(1, Math.min(MAX_PAGE, Math.floor(limit) || 1));
+}
+
+/** Keyset condition `(time, id) < (t, i)`: a row comparison the (…, time, id) indexes answer. */
+function before(time: AnyPgColumn, id: AnyPgColumn, t: Date, i: number): SQL {
+  return sql`(${time}, ${id}) < (${t.toISOString()}::timestamptz, ${i})`;
+}

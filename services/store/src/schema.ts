@@ -1,0 +1,162 @@
+// The database: the fleet (servers, tests), what happened to it (runs, detections, era moves),
+// and who watches it (agents). One schema for Postgres and embedded PGlite.
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  bigserial,
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
+
+export const servers = pgTable(
+  'servers',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    name: text('name').notNull(),
+    url: text('url').notNull(),
+    /** Request headers (credentials). Stored as given for now; encrypted at rest with issue 6. */
+    headers: jsonb('headers').$type<Record<string, string>>().notNull().default({}),
+    /** Regions that probe it; null = every region of the fleet. */
+    regions: text('regions').array(),
+    intervalMs: integer('interval_ms').notNull(),
+    timeoutMs: integer('timeout_ms').notNull(),
+    /** Detection interval; null = no scheduled detection. */
+    detectionIntervalMs: integer('detection_interval_ms'),
+    /** Where it was defined: applying the fleet file retires only the servers the file defined. */
+    source: text('source', { enum: ['file', 'api'] })
+      .notNull()
+      .default('api'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+    /** Retired servers keep their history but are no longer probed. */
+    retiredAt: timestamp('retired_at', { withTimezone: true }),
+  },
+  (t) => [uniqueIndex('servers_name_active').on(t.name).where(sql`${t.retiredAt} is null`)],
+);
+
+export const tests = pgTable(
+  'tests',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    serverId: uuid('server_id')
+      .notNull()
+      .references(() => servers.id),
+    /** `newest` (Newest supported) or `pinned`. */
+    mode: text('mode', { enum: ['newest', 'pinned'] }).notNull(),
+    pinnedRevision: text('pinned_revision'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    retiredAt: timestamp('retired_at', { withTimezone: true }),
+  },
+  (t) => [index('tests_server').on(t.serverId)],
+);
+
+/** A test's state in one region: the revision it currently speaks there and how its last run went. */
+export const testStates = pgTable(
+  'test_states',
+  {
+    testId: uuid('test_id')
+      .notNull()
+      .references(() => tests.id),
+    region: text('region').notNull(),
+    currentRevision: text('current_revision'),
+    lastOutcome: text('last_outcome'),
+    lastMessage: text('last_message'),
+    lastAssertion: jsonb('last_assertion'),
+    /** The pinned test's last run failed its assertion (or the test's last run did not pass). */
+    failing: boolean('failing').notNull().default(false),
+    lastRunId: bigint('last_run_id', { mode: 'number' }),
+    lastRunAt: timestamp('last_run_at', { withTimezone: true }),
+    /** When the last run was scheduled (the scheduler's one clock): a result from an older slot is late. */
+    lastScheduledAt: timestamp('last_scheduled_at', { withTimezone: true }),
+  },
+  (t) => [uniqueIndex('test_states_pk').on(t.testId, t.region)],
+);
+
+export const runs = pgTable(
+  'runs',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    /** Idempotency: one run per job, however often its result is delivered. */
+    jobId: text('job_id').notNull(),
+    testId: uuid('test_id').notNull(),
+    serverId: uuid('server_id').notNull(),
+    region: text('region').notNull(),
+    agent: text('agent').notNull(),
+    mode: text('mode').notNull(),
+    requested: text('requested'),
+    negotiated: text('negotiated'),
+    previousRevision: text('previous_revision'),
+    generation: text('generation'),
+    era: text('era'),
+    outcome: text('outcome').notNull(),
+    message: text('message').notNull(),
+    assertion: jsonb('assertion'),
+    evidence: jsonb('evidence'),
+    requests: integer('requests').notNull(),
+    millis: integer('millis').notNull(),
+    traceId: text('trace_id'),
+    scheduledAt: timestamp('scheduled_at', { withTimezone: true }).notNull(),
+    startedAt: timestamp('started_at', { withTimezone: true }).notNull(),
+    finishedAt: timestamp('finished_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [
+    uniqueIndex('runs_job_id').on(t.jobId),
+    // id breaks ties so a server's runs page newest first on the index alone (cursor (finished_at, id)).
+    index('runs_server_finished').on(t.serverId, t.finishedAt, t.id),
+    // region and outcome ride along so the fleet summary counts a time range from the index alone.
+    index('runs_finished').on(t.finishedAt, t.region, t.outcome),
+    index('runs_test_region_finished').on(t.testId, t.region, t.finishedAt),
+  ],
+);
+
+export const detections = pgTable(
+  'detections',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    jobId: text('job_id'),
+    serverId: uuid('server_id').notNull(),
+    region: text('region'),
+    outcome: text('outcome').notNull(),
+    newestSupported: text('newest_supported'),
+    /** The whole detection answer (seed 001 shape). */
+    result: jsonb('result').notNull(),
+    at: timestamp('at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('detections_job_id').on(t.jobId), index('detections_server_at').on(t.serverId, t.at)],
+);
+
+/** The negotiated revision changed between runs of a test in a region ("now X, was Y"). */
+export const eraMoves = pgTable(
+  'era_moves',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    serverId: uuid('server_id').notNull(),
+    testId: uuid('test_id').notNull(),
+    region: text('region').notNull(),
+    runId: bigint('run_id', { mode: 'number' }).notNull(),
+    fromRevision: text('from_revision').notNull(),
+    toRevision: text('to_revision').notNull(),
+    /** The move went to an older revision. */
+    downgrade: boolean('downgrade').notNull(),
+    /** The move crossed eras (legacy ↔ modern). */
+    eraChanged: boolean('era_changed').notNull(),
+    at: timestamp('at', { withTimezone: true }).notNull(),
+  },
+  (t) => [index('era_moves_at').on(t.at), index('era_moves_server_at').on(t.serverId, t.at)],
+);
+
+export const agents = pgTable('agents', {
+  id: text('id').primaryKey(),
+  region: text('region').notNull(),
+  version: text('version').notNull(),
+  inFlight: integer('in_flight').notNull().default(0),
+  startedAt: timestamp('started_at', { withTimezone: true }).notNull(),
+  lastSeen: timestamp('last_seen', { withTimezone: true }).notNull(),
+});

@@ -1,0 +1,71 @@
+// The two databases every store test runs against: a fresh Postgres database (dropped after)
+// and PGlite in a temporary directory (removed after). No mocks.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { openStore, type Store } from '../src';
+
+/** A Postgres database the tests may create databases from. */
+export const ADMIN_URL = process.env.MCP_FLEET_TEST_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+export interface Backend {
+  name: 'postgres' | 'pglite';
+  /** A store over a fresh, empty database. */
+  open(): Promise<Store>;
+  /** Close the store and throw its database away. */
+  dispose(): Promise<void>;
+}
+
+export function postgresBackend(): Backend {
+  const name = `mcpfleet_test_${randomBytes(6).toString('hex')}`;
+  let store: Store | undefined;
+  return {
+    name: 'postgres',
+    async open() {
+      await admin(`create database ${name}`);
+      const url = new URL(ADMIN_URL);
+      url.pathname = `/${name}`;
+      store = await openStore({ databaseUrl: url.toString() });
+      return store;
+    },
+    async dispose() {
+      await store?.close();
+      await admin(`drop database if exists ${name} with (force)`);
+    },
+  };
+}
+
+export function pgliteBackend(): Backend {
+  let dir: string | undefined;
+  let store: Store | undefined;
+  return {
+    name: 'pglite',
+    async open() {
+      dir = mkdtempSync(join(tmpdir(), 'mcpfleet-pglite-'));
+      store = await openStore({ dataDir: join(dir, 'pgdata') });
+      return store;
+    },
+    async dispose() {
+      await store?.close();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** For `describe.each`: a backend is made (and its database created) only when a test file runs it. */
+export const BACKENDS = [
+  ['postgres', postgresBackend],
+  ['pglite', pgliteBackend],
+] as const;
+
+async function admin(statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: ADMIN_URL });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}

@@ -1,0 +1,133 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer, getServerByName, MIGRATIONS_DIR, openStore, type Store, servers } from '../src';
+import { ADMIN_URL, BACKENDS } from './backends';
+
+const journal = JSON.parse(readFileSync(join(MIGRATIONS_DIR, 'meta', '_journal.json'), 'utf8')) as {
+  entries: unknown[];
+};
+
+describe.each(BACKENDS)('opening the store on %s', (name, make) => {
+  const backend = make();
+  let store: Store;
+  beforeAll(async () => {
+    store = await backend.open();
+  });
+  afterAll(() => backend.dispose());
+
+  it('applies the migrations twice without error, once each', async () => {
+    expect(store.kind).toBe(name);
+    await store.migrate();
+    await store.migrate();
+    const applied = await store.db.execute(sql`select count(*)::int as n from drizzle.__drizzle_migrations`);
+    // Db is typed over both drivers, so a raw result is `unknown`; both drivers answer with `rows`.
+    expect((applied as { rows: unknown[] }).rows[0]).toEqual({ n: journal.entries.length });
+    expect(await store.db.select().from(servers)).toEqual([]);
+  });
+
+  it('finds /migrations whatever the working directory', async () => {
+    const cwd = process.cwd();
+    process.chdir(tmpdir());
+    try {
+      await store.migrate();
+    } finally {
+      process.chdir(cwd);
+    }
+  });
+});
+
+describe('the embedded database', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mcpfleet-persist-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('keeps its data in the directory across restarts, creating the directory if missing', async () => {
+    const dataDir = join(dir, 'nested', 'pgdata');
+    const first = await openStore({ dataDir });
+    await first.migrate();
+    await createServer(first.db, {
+      name: 'kept',
+      url: 'https://kept.example.com/mcp',
+      intervalMs: 1000,
+      timeoutMs: 500,
+    });
+    await first.close();
+    await first.close(); // closing twice is harmless
+
+    const second = await openStore({ dataDir });
+    try {
+      await second.migrate();
+      expect(second.where).toBe(dataDir);
+      expect((await getServerByName(second.db, 'kept'))?.url).toBe('https://kept.example.com/mcp');
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('lets one process at a time open a directory, taking over a stale lock', async () => {
+    const dataDir = join(dir, 'locked');
+    const store = await openStore({ dataDir });
+    try {
+      await expect(openStore({ dataDir })).rejects.toThrow(
+        `the embedded database in ${dataDir} is in use by this process`,
+      );
+    } finally {
+      await store.close();
+    }
+    expect(existsSync(`${dataDir}.lock`)).toBe(false);
+
+    // Another live process holds it.
+    const other = spawn('sleep', ['30']);
+    try {
+      writeFileSync(`${dataDir}.lock`, JSON.stringify({ pid: other.pid, host: hostname() }));
+      await expect(openStore({ dataDir })).rejects.toThrow(`is in use by process ${other.pid}`);
+    } finally {
+      other.kill();
+      await once(other, 'exit');
+    }
+    // That process is gone now: its lock is stale.
+    const logs: string[] = [];
+    const again = await openStore({ dataDir, log: (m) => logs.push(m) });
+    await again.close();
+    expect(logs).toContain(`store: taking over a stale lock on ${dataDir}`);
+  });
+
+  it('names the directory when it cannot open it', async () => {
+    const file = join(dir, 'not-a-directory');
+    writeFileSync(file, 'x');
+    await expect(openStore({ dataDir: join(file, 'pgdata') })).rejects.toThrow(
+      `cannot open the embedded database in ${join(file, 'pgdata')}`,
+    );
+  });
+});
+
+describe('connection errors', () => {
+  it('name the host and port of a Postgres nobody listens on', async () => {
+    await expect(openStore({ databaseUrl: 'postgres://postgres@127.0.0.1:1/mcpfleet' })).rejects.toThrow(
+      /^cannot connect to Postgres at 127\.0\.0\.1:1\/mcpfleet: .*ECONNREFUSED/,
+    );
+  });
+
+  it('explain a dual-stack refusal (localhost) instead of an empty message', async () => {
+    const err = await openStore({ databaseUrl: 'postgres://postgres@localhost:1/mcpfleet' }).catch((e: Error) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect((err as Error).message).toMatch(/^cannot connect to Postgres at localhost:1\/mcpfleet: .*ECONNREFUSED/);
+  });
+
+  it('name a database that does not exist, and never print the password', async () => {
+    const url = new URL(ADMIN_URL);
+    url.username = 'postgres';
+    url.password = 'hunter2-very-secret';
+    url.pathname = '/mcpfleet_no_such_database';
+    const err = (await openStore({ databaseUrl: url.toString() }).catch((e: Error) => e)) as Error;
+    expect(err.message).toMatch(
+      new RegExp(`^cannot connect to Postgres at ${url.hostname}:${url.port || 5432}/mcpfleet_no_such_database: `),
+    );
+    expect(err.message).toMatch(/does not exist/);
+    expect(err.message).not.toContain('hunter2');
+  });
+});

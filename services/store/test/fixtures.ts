@@ -1,0 +1,82 @@
+// Builders for the rows tests write: servers, handshake runs as an agent reports them.
+import type { HandshakeRun, Revision } from '@mcp-fleet/probe';
+import { createServer, createTest, type Db, type RunResult, type Server, type Test } from '../src';
+
+let serial = 0;
+
+/** A server with a unique name, and its tests. */
+export async function serverWithTests(
+  db: Db,
+  tests: ('newest' | Revision)[] = ['newest'],
+  extra: { regions?: string[] | null; name?: string } = {},
+): Promise<{ server: Server; tests: Test[] }> {
+  serial += 1;
+  const server = await createServer(db, {
+    name: extra.name ?? `server-${process.pid}-${serial}`,
+    url: `https://mcp-${serial}.example.com/mcp`,
+    headers: { Authorization: 'Bearer s3cret-token' },
+    regions: extra.regions ?? ['eu-west', 'us-east'],
+    intervalMs: 60_000,
+    timeoutMs: 10_000,
+  });
+  const made: Test[] = [];
+  for (const t of tests) {
+    made.push(
+      await createTest(db, {
+        serverId: server.id,
+        mode: t === 'newest' ? 'newest' : 'pinned',
+        pinnedRevision: t === 'newest' ? null : t,
+      }),
+    );
+  }
+  return { server, tests: made };
+}
+
+/** A run the way the probe reports it: a success at `negotiated` unless told otherwise. */
+export function handshakeRun(parts: Partial<HandshakeRun> = {}): HandshakeRun {
+  const negotiated = parts.negotiated === undefined ? '2025-06-18' : parts.negotiated;
+  return {
+    mode: 'newest',
+    requested: '2025-06-18',
+    negotiated,
+    generation: 'sessions',
+    era: 'legacy',
+    outcome: 'success',
+    message: 'The handshake succeeded.',
+    previousRevision: null,
+    requests: 2,
+    millis: 12.5,
+    serverInfo: { name: 'sim', version: '1.0.0' },
+    assertion: null,
+    lookup: { performed: false, found: null, requests: 0 },
+    evidence: null,
+    ...parts,
+  };
+}
+
+/** A result for a test in a region, finished at `at`, with a fresh job id unless one is given. */
+export function resultOf(
+  test: Test,
+  region: string,
+  at: Date,
+  run: HandshakeRun = handshakeRun(),
+  jobId = `job-${process.pid}-${++serial}`,
+): RunResult {
+  return {
+    jobId,
+    testId: test.id,
+    serverId: test.serverId,
+    region,
+    agent: `agent-${region}-1`,
+    scheduledAt: new Date(at.getTime() - 2000),
+    startedAt: new Date(at.getTime() - 1000),
+    finishedAt: at,
+    traceId: null,
+    run,
+  };
+}
+
+/** Minutes after a fixed base time, so tests control the order runs finished in. */
+export function minute(n: number, base = Date.UTC(2026, 0, 1)): Date {
+  return new Date(base + n * 60_000);
+}
