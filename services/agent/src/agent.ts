@@ -25,7 +25,7 @@ import { AGENT_VERSION } from './version';
 export interface AgentOptions {
   bus: Bus;
   region: string;
-  /** Default `<hostname>-<pid>`. */
+  /** Default `<hostname>-<pid>-<region>` (one process may run an agent per region). */
   id?: string;
   /** Jobs run at once. Default 16. */
   concurrency?: number;
@@ -76,7 +76,7 @@ const MAX_REDELIVERIES_ON_ERROR = 5;
 
 export async function startAgent(opts: AgentOptions): Promise<Agent> {
   const { bus, region } = opts;
-  const id = opts.id ?? `${hostname()}-${process.pid}`;
+  const id = opts.id ?? `${hostname()}-${process.pid}-${region}`;
   const version = opts.version ?? AGENT_VERSION;
   const concurrency = opts.concurrency ?? 16;
   const ackWaitMs = opts.ackWaitMs ?? 60_000;
@@ -135,7 +135,7 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
         agent: id,
         tracer,
         timeoutCapMs: opts.jobTimeoutMs ?? 120_000,
-        ...(dispatchers ? { dispatcher: dispatchers.for(job.allow) } : {}),
+        ...(dispatchers ? { dispatcher: dispatchers.for(job.allow, job.deny) } : {}),
         onTelemetryError: (err) => log.warn({ err, jobId: job.jobId }, 'a span could not be recorded'),
       });
       if (answer.ok) {

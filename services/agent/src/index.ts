@@ -1,5 +1,4 @@
 // @mcp-fleet/agent: the regional probe agent, its metrics, its spans and how they are exported.
-export { AddressPolicy } from './address-policy';
 export { type Agent, type AgentOptions, startAgent } from './agent';
 export { nakDelayMs } from './backoff';
 export { AgentMetrics, DURATION_BUCKETS, type JobResult, revisionLabel } from './metrics';

@@ -45,6 +45,8 @@ export const JobSchema = z.object({
   scheduledAt: z.string().datetime(),
   /** Address ranges the fleet file allows probes to reach beyond the public internet. */
   allow: z.array(z.string()).default([]),
+  /** Address ranges the fleet file denies, whatever allow says. */
+  deny: z.array(z.string()).default([]),
 });
 export type Job = z.infer<typeof JobSchema>;
 

@@ -14,7 +14,8 @@ export async function openBus(opts: OpenBusOptions = {}): Promise<Bus> {
 
 /**
  * The bus options the environment gives: NATS_URL, NATS_USER / NATS_PASSWORD, NATS_TOKEN,
- * NATS_CREDS (a .creds file), NATS_CA / NATS_CERT / NATS_KEY (TLS files). Empty values count as unset.
+ * NATS_CREDS (a .creds file), NATS_CA / NATS_CERT / NATS_KEY (TLS files), MCP_FLEET_NATS_NAMESPACE
+ * (subject and stream prefix, default mcpfleet). Empty values count as unset.
  */
 export function busOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): OpenBusOptions {
   const get = (name: string) => env[name]?.trim() || undefined;
@@ -27,6 +28,8 @@ export function busOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): OpenBus
   set('pass', get('NATS_PASSWORD'));
   set('token', get('NATS_TOKEN'));
   set('credsFile', get('NATS_CREDS'));
+  // Several fleets (or test runs) can share one NATS server, each under its own subject prefix.
+  set('namespace', get('MCP_FLEET_NATS_NAMESPACE'));
   const tls = { caFile: get('NATS_CA'), certFile: get('NATS_CERT'), keyFile: get('NATS_KEY') };
   if (tls.caFile || tls.certFile || tls.keyFile) {
     opts.tls = Object.fromEntries(Object.entries(tls).filter(([, v]) => v !== undefined));

@@ -18,6 +18,7 @@ export function job(region: string, overrides: Partial<Job> = {}): Job {
     slot: 1_700_000_000_000,
     scheduledAt: new Date().toISOString(),
     allow: [],
+    deny: [],
     ...overrides,
   };
 }

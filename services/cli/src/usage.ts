@@ -22,6 +22,10 @@ Usage:
                       [--seconds S] [--header ...] [--timeout ms] [--json]
   mcp-fleet sim [--port base]          start the simulated fleet and print its targets
   mcp-fleet demo [--port base] [--once] start the fleet and detect every target
+  mcp-fleet up [--fleet mcp-fleet.yaml]  the whole monitor on one machine (no file: the demo fleet)
+  mcp-fleet control [--fleet file]       the control plane alone (DATABASE_URL, NATS_URL)
+  mcp-fleet agent --region <name> [--concurrency N] [--metrics-port P] [--ack-wait ms]
+                                       a regional probe agent (NATS_URL)
 
 Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28.
 

@@ -1,6 +1,6 @@
 // The management API (JSON) on MCP_FLEET_API_PORT, beside control's /metrics. Validation errors
 // are 400 with a message, unknown ids 404; a pinned test is run once before it is saved.
-import { detect, handshake, isPassing, isRevision, type Revision } from '@mcp-fleet/probe';
+import { detect, handshake, isPassing, isRevision, type Revision, type TargetPolicy } from '@mcp-fleet/probe';
 import {
   createServer,
   createTest,
@@ -34,12 +34,11 @@ import {
   targetUrl,
 } from './fleet-file';
 import { HttpError, parseBody, Router } from './http';
-import type { AddressPolicy } from './policy';
 
 export interface ApiContext {
   db: Db;
   regions: () => string[];
-  policy: () => AddressPolicy;
+  policy: () => TargetPolicy;
   /** The fleet changed: reschedule. */
   changed: () => void;
   metricsText: () => Promise<{ text: string; contentType: string }>;

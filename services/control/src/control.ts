@@ -3,7 +3,7 @@
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Bus, Logger, Subscription } from '@mcp-fleet/bus';
-import { isPassing, isRevision, type Revision, revisionInfo } from '@mcp-fleet/probe';
+import { isPassing, isRevision, type Revision, revisionInfo, TargetPolicy } from '@mcp-fleet/probe';
 import {
   DEFAULT_RUN_RETENTION_DAYS,
   listActiveTests,
@@ -20,7 +20,6 @@ import { type ApplySummary, applyFleet } from './apply';
 import type { FleetDefinition } from './fleet-file';
 import { startIngest } from './ingest';
 import { createControlMetrics, type ServerState } from './metrics';
-import { AddressPolicy } from './policy';
 import { type ScheduleEntry, Scheduler } from './scheduler';
 
 export interface ControlOptions {
@@ -54,8 +53,8 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
   const { store, bus, log } = opts;
   const db = store.db;
   let regions = opts.fleet?.regions ?? opts.regions ?? ['local'];
-  let policy = new AddressPolicy(opts.fleet?.policy ?? { allow: [], deny: [] });
-  let allow = opts.fleet?.policy.allow ?? [];
+  let ranges = opts.fleet?.policy ?? { allow: [], deny: [] };
+  let policy = new TargetPolicy(ranges);
   const current = new Map<string, Revision>();
   const key = (testId: string, region: string) => `${testId}|${region}`;
 
@@ -73,7 +72,7 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
   const scheduler = new Scheduler({
     bus,
     currentRevision: (testId, region) => current.get(key(testId, region)) ?? null,
-    allow: () => allow,
+    policy: () => ranges,
     tickMs: opts.tickMs,
     onPublished: (job, lagMs, duplicate) => {
       metrics.jobs.inc({ kind: job.kind, result: duplicate ? 'duplicate' : 'published' });
@@ -141,8 +140,8 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
   const apply = async (fleet: FleetDefinition) => {
     const summary = await applyFleet(db, fleet);
     regions = fleet.regions;
-    policy = new AddressPolicy(fleet.policy);
-    allow = fleet.policy.allow;
+    ranges = fleet.policy;
+    policy = new TargetPolicy(ranges);
     await bus.ensure(regions);
     await reschedule();
     log.info({ ...summary, regions }, 'fleet applied');

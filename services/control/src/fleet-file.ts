@@ -2,11 +2,10 @@
 // Errors name the file, the line and the field. `${NAME}` in header values comes from the
 // environment, so credentials stay out of the file.
 import { readFile } from 'node:fs/promises';
-import { isRevision, REVISION_NAMES, type Revision } from '@mcp-fleet/probe';
+import { isRevision, parseCidr, REVISION_NAMES, type Revision, TargetPolicy } from '@mcp-fleet/probe';
 import { isMap, LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { parseDuration } from './durations';
-import { AddressPolicy, parseCidr } from './policy';
 
 export interface TestDefinition {
   mode: 'newest' | 'pinned';
@@ -134,7 +133,7 @@ export function parseFleet(
   }
   const f = parsed.data;
   const problems: string[] = [];
-  const policy = new AddressPolicy(f.policy);
+  const policy = new TargetPolicy(f.policy);
   const names = new Set<string>();
   const servers = f.servers.map((s, i): ServerDefinition => {
     const where = (field: string) => `${lineOf(['servers', i, field])}servers[${i}].${field}`;

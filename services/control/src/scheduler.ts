@@ -30,7 +30,8 @@ export interface SchedulerOptions {
   bus: Bus;
   /** The test's current revision in a region (newest-supported jobs carry it). */
   currentRevision: (testId: string, region: string) => Revision | null;
-  allow: () => string[];
+  /** The fleet's target policy, copied into every job. */
+  policy: () => { allow: string[]; deny: string[] };
   tickMs?: number;
   now?: () => number;
   onPublished?: (job: Job, lagMs: number, duplicate: boolean) => void;
@@ -144,7 +145,8 @@ export class Scheduler {
       timeoutMs: entry.timeoutMs,
       slot,
       scheduledAt: new Date(slot).toISOString(),
-      allow: this.#opts.allow(),
+      allow: this.#opts.policy().allow,
+      deny: this.#opts.policy().deny,
     };
     try {
       const { duplicate } = await this.#opts.bus.publishJob(job);

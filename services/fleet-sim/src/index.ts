@@ -1,3 +1,4 @@
+export { type CheapFleet, type CheapFleetOptions, startCheapFleet } from './cheap-fleet';
 export type { RequestRecord } from './request-log';
 export { REVISIONS, type Revision } from './revisions';
 export { type DriftStep, isDriftable, type Sim, type SimOptions, startSim, TARGET_NAMES } from './sim';

@@ -23,3 +23,4 @@ export type { ServerInfo } from './opening';
 export { isPassing, OUTCOME_NAMES, OUTCOMES, type Outcome } from './outcomes';
 export { displayUrl, redact } from './redact';
 export * from './revisions';
+export { guardedDispatcher, PolicyRefusal, parseCidr, TargetPolicy, type TargetPolicyRanges } from './target-policy';

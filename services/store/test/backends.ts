@@ -4,11 +4,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
+import { ADMIN_URL, admin } from '@mcp-fleet/testkit';
 import { openStore, type Store } from '../src';
 
-/** A Postgres database the tests may create databases from. */
-export const ADMIN_URL = process.env.MCP_FLEET_TEST_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export { ADMIN_URL } from '@mcp-fleet/testkit';
 
 export interface Backend {
   name: 'postgres' | 'pglite';
@@ -59,13 +58,3 @@ export const BACKENDS = [
   ['postgres', postgresBackend],
   ['pglite', pgliteBackend],
 ] as const;
-
-async function admin(statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: ADMIN_URL });
-  await client.connect();
-  try {
-    await client.query(statement);
-  } finally {
-    await client.end();
-  }
-}

@@ -9,6 +9,7 @@ const OPTIONS = {
   concurrency: { type: 'string' },
   'metrics-port': { type: 'string' },
   host: { type: 'string' },
+  'ack-wait': { type: 'string' },
 } as const;
 
 /** `agent --region <name>`: a regional probe agent on its own, pulling jobs from NATS. */
@@ -37,6 +38,8 @@ export async function agentCommand(args: string[], out: (s: string) => void): Pr
       65_535,
     ),
     host: values.host ?? process.env.MCP_FLEET_AGENT_HOST ?? '127.0.0.1',
+    // How long a job may go unsettled before NATS hands it to another agent (a killed agent's jobs).
+    ackWaitMs: positiveInt(values['ack-wait'], '--ack-wait', 60_000, 3_600_000),
   });
   out(`agent ${agent.id} in region ${region}; metrics at ${agent.metricsUrl}. SIGTERM or Ctrl-C stops it.`);
   await untilSignal();
