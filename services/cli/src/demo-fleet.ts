@@ -43,7 +43,7 @@ const WATCHED: Record<string, string[]> = {
 export function demoFleetYaml(sim: Sim, intervalSeconds = 15): string {
   const lines = [
     `regions: [${DEMO_REGIONS.join(', ')}]`,
-    `defaults: { interval: ${intervalSeconds}s, timeout: 5s }`,
+    `defaults: { interval: ${intervalSeconds}s, timeout: ${Math.min(5, intervalSeconds)}s }`,
     'servers:',
   ];
   for (const [name, pins] of Object.entries(WATCHED)) {

@@ -1,5 +1,6 @@
 // The mcp-fleet command: one verb per file under commands/.
 import { agentCommand } from './commands/agent';
+import { applyCommand } from './commands/apply';
 import { benchCommand } from './commands/bench';
 import { controlCommand } from './commands/control';
 import { demoCommand } from './commands/demo';
@@ -20,6 +21,7 @@ const COMMANDS: Record<string, Command> = {
   up: upCommand,
   control: controlCommand,
   agent: agentCommand,
+  apply: applyCommand,
 };
 
 export async function main(

@@ -21,13 +21,17 @@ import {
   updateServer,
 } from '@mcp-fleet/store';
 import { z } from 'zod';
+import type { ApplySummary } from './apply';
 import { parseDuration } from './durations';
 import {
   DEFAULT_INTERVAL_MS,
   DEFAULT_TIMEOUT_MS,
   duration,
+  type FleetDefinition,
+  FleetFileError,
   MAX_TIMEOUT_MS,
   MIN_INTERVAL_MS,
+  parseFleet,
   regionName,
   revisionChoice,
   serverName,
@@ -37,6 +41,8 @@ import { HttpError, parseBody, Router } from './http';
 
 export interface ApiContext {
   db: Db;
+  /** Apply a fleet definition (as the fleet file at start or on SIGHUP). */
+  apply: (fleet: FleetDefinition) => Promise<ApplySummary>;
   regions: () => string[];
   policy: () => TargetPolicy;
   /** The fleet changed: reschedule. */
@@ -256,6 +262,16 @@ export function createApi(ctx: ApiContext): Router {
     .on('GET', '/api/fleet/summary', async (req) => ({
       json: await fleetSummary(ctx.db, { since: sinceParam(req.query) ?? new Date(Date.now() - RANGES['24h']!) }),
     }))
+    .on('POST', '/api/fleet', async (req) => {
+      if (typeof req.body !== 'string')
+        throw new HttpError(415, 'send the fleet file as YAML (content-type: application/yaml)');
+      try {
+        return { json: await ctx.apply(parseFleet(req.body, 'the fleet file sent')) };
+      } catch (err) {
+        if (err instanceof FleetFileError) throw new HttpError(400, err.message);
+        throw err;
+      }
+    })
     .on('GET', '/api/agents', async () => ({ json: { agents: await listAgents(ctx.db) } }))
     .on('POST', '/api/detect', async (req) => {
       const body = parseBody(Detect, req.body);

@@ -191,6 +191,7 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
   let stopping = false;
   const router = createApi({
     db,
+    apply,
     regions: () => regions,
     policy: () => policy,
     changed: rescheduleSoon,

@@ -58,8 +58,10 @@ export const revisionChoice = z
 const FileSchema = z.strictObject({
   regions: z.array(regionName).min(1, 'at least one region').default(['local']),
   defaults: z.strictObject({ interval: duration.optional(), timeout: duration.optional() }).default({}),
-  servers: z
-    .array(
+  // `servers:` with nothing under it is an empty fleet, not an error.
+  servers: z.preprocess(
+    (v) => v ?? [],
+    z.array(
       z.strictObject({
         name: serverName,
         url: targetUrl,
@@ -76,8 +78,8 @@ const FileSchema = z.strictObject({
           .default([{ revision: 'newest' }]),
         detection: z.strictObject({ interval: duration }).optional(),
       }),
-    )
-    .default([]),
+    ),
+  ),
   policy: z
     .strictObject({ allow: z.array(cidr).default([]), deny: z.array(cidr).default([]) })
     .default({ allow: [], deny: [] }),

@@ -90,6 +90,8 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   }
   if (size === 0) return undefined;
   const type = req.headers['content-type'] ?? '';
+  // A fleet file travels as YAML text; everything else is JSON.
+  if (/^(application|text)\/(x-)?yaml/.test(type)) return Buffer.concat(chunks).toString('utf8');
   if (!type.includes('application/json')) throw new HttpError(415, 'send JSON (content-type: application/json)');
   try {
     return JSON.parse(Buffer.concat(chunks).toString('utf8'));

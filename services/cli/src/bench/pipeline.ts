@@ -373,7 +373,8 @@ async function runPass(cfg: Config, fleet: Child, urls: readonly string[], admin
       const jobsInWindow = [...seen.published.values()].filter((p) => inWindow(p.at)).length;
       const commits = [...seen.committed.values()];
       const runsInWindow = commits.filter((c) => inWindow(c.at)).length;
-      const commitLag = commits.filter((c) => inWindow(c.at)).map((c) => c.at - c.finishedAt);
+      // Lags over the slots of the window (the warm-up's backlog is not this window's lag).
+      const commitLag = commits.filter((c) => inWindow(c.slot)).map((c) => c.at - c.finishedAt);
       const slotToRow = commits.filter((c) => inWindow(c.slot)).map((c) => c.at - c.slot);
 
       const db = store.db;

@@ -1,0 +1,78 @@
+// `mcp-fleet up` as an operator runs it: one command, the whole monitor, the demo fleet with
+// drift; Ctrl-C stops everything cleanly. Embedded defaults, and Postgres + NATS from the environment.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createTestDatabase, parseMetrics, seriesValue, waitFor } from '@mcp-fleet/testkit';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const BIN = fileURLToPath(new URL('../bin/mcp-fleet.js', import.meta.url));
+const port = () => 20_000 + Math.floor(Math.random() * 30_000);
+
+describe.each([['embedded'], ['postgres+nats']])('mcp-fleet up (%s)', (flavour) => {
+  const dir = mkdtempSync(join(tmpdir(), 'mcpfleet-up-'));
+  let child: ChildProcess | undefined;
+  const cleanups: (() => Promise<void>)[] = [];
+  afterAll(async () => {
+    child?.kill('SIGKILL');
+    for (const c of cleanups) await c();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('runs the monitor on the demo fleet, shows runs in the API and metrics, and stops on SIGINT', async () => {
+    const apiPort = port();
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      MCP_FLEET_API_PORT: String(apiPort),
+      MCP_FLEET_AGENT_PORT: String(apiPort + 1),
+      LOG_LEVEL: 'warn',
+    };
+    if (flavour === 'postgres+nats') {
+      const db = await createTestDatabase('mcpfleet_up');
+      cleanups.push(db.drop);
+      env.DATABASE_URL = db.url;
+      env.NATS_URL = 'nats://127.0.0.1:4222';
+      env.MCP_FLEET_NATS_NAMESPACE = `up${Math.random().toString(36).slice(2, 8)}`;
+    }
+    child = spawn(process.execPath, [BIN, 'up', '--demo-interval', '2'], {
+      cwd: dir,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    child.stdout!.on('data', (d) => (stdout += d));
+    await waitFor('mcp-fleet to be up', () => stdout.includes('mcp-fleet is up.'), 40_000);
+    expect(stdout).toContain(`http://127.0.0.1:${apiPort}/api/servers`);
+    expect(stdout).toMatch(flavour === 'embedded' ? /Database\s+pglite/ : /Database\s+postgres/);
+    expect(stdout).toMatch(flavour === 'embedded' ? /Queue\s+in-process/ : /Queue\s+NATS JetStream/);
+
+    const api = `http://127.0.0.1:${apiPort}`;
+    await waitFor(
+      'every demo server to have a revision in both regions',
+      async () => {
+        const { servers } = (await (await fetch(`${api}/api/servers`)).json()) as {
+          servers: { name: string; byRegion: { currentRevision: string | null }[] }[];
+        };
+        const probed = servers.filter((s) => !['rate-limited', 'unavailable'].includes(s.name));
+        return (
+          servers.length === 11 &&
+          probed.every((s) => s.byRegion.length === 2 && s.byRegion.every((r) => r.currentRevision))
+        );
+      },
+      40_000,
+    );
+    const agentMetrics = parseMetrics(await (await fetch(`http://127.0.0.1:${apiPort + 1}/metrics`)).text());
+    expect(seriesValue(agentMetrics, 'mcp_handshake_total', { region: 'eu-west', outcome: 'success' })).toBeGreaterThan(
+      0,
+    );
+    expect(
+      seriesValue(agentMetrics, 'mcp_handshake_total', { region: 'eu-west', outcome: 'rate_limited' }),
+    ).toBeGreaterThan(0);
+
+    const exited = new Promise<number | null>((resolve) => child!.once('exit', (code) => resolve(code)));
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+  });
+});
