@@ -131,10 +131,19 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<NatsBus> {
       return await js.publish(subject, data, { msgID });
     } catch (err) {
       forget();
-      if ((err as Error).name !== 'JetStreamNotEnabled') throw err;
+      if (!streamIsGone(err)) throw err;
       await declare();
       return js.publish(subject, data, { msgID });
     }
+  }
+
+  /** The client names "no stream for this subject" differently by version and path: look at the cause too. */
+  function streamIsGone(err: unknown): boolean {
+    for (let e = err as { name?: string; message?: string; cause?: unknown } | undefined, i = 0; e && i < 3; i++) {
+      if (e.name === 'JetStreamNotEnabled' || e.name === 'NoResponders' || /no responders/i.test(e.message ?? '')) return true;
+      e = e.cause as typeof e;
+    }
+    return false;
   }
 
   function assertOpen() {
