@@ -1,17 +1,11 @@
 // Detections against every sim target: what is supported, the evidence and sentences for what is
 // not, the request bound counted on the server side, and credentials never echoed.
-import { SIM_BEARER_TOKEN, type Sim, startSim } from '@mcp-fleet/fleet-sim';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { SIM_BEARER_TOKEN } from '@mcp-fleet/fleet-sim';
+import { describe, expect, it } from 'vitest';
 import { DETECTION_MAX_REQUESTS, detect, REVISION_NAMES } from '../src';
+import { useSim } from './use-sim';
 
-let sim: Sim;
-beforeAll(async () => {
-  sim = await startSim();
-});
-afterAll(async () => {
-  await sim.close();
-});
-beforeEach(() => sim.resetRequests());
+const fleet = useSim();
 
 const supported = (d: Awaited<ReturnType<typeof detect>>) =>
   d.revisions.filter((r) => r.supported).map((r) => r.revision);
@@ -27,14 +21,14 @@ describe('detection of real SDK servers', () => {
     'drifter',
   ];
   it.each(sdkTargets)('%s: every revision probed on its own, within 8 requests', async (name) => {
-    const target = sim.target(name);
+    const target = fleet().target(name);
     const d = await detect(target.url);
     expect(d.outcome).toBe('DETECTED');
     expect(supported(d)).toEqual(target.supports);
     expect(d.newestSupported).toBe(target.newest);
     expect(d.serverInfo?.name).toBe(name);
     expect(d.revisions.map((r) => r.revision)).toEqual(REVISION_NAMES);
-    const served = sim.requests(name).length;
+    const served = fleet().requests(name).length;
     expect(served).toBe(d.requests);
     expect(served).toBeLessThanOrEqual(DETECTION_MAX_REQUESTS);
     for (const r of d.revisions) {
@@ -49,14 +43,14 @@ describe('detection of real SDK servers', () => {
   });
 
   it('a server that answers every legacy revision keeps to the bound and deletes the sessions it can', async () => {
-    const d = await detect(sim.target('sessions-2025-11-25').url);
-    const seen = sim.requests('sessions-2025-11-25');
+    const d = await detect(fleet().target('sessions-2025-11-25').url);
+    const seen = fleet().requests('sessions-2025-11-25');
     expect(d.requests).toBe(DETECTION_MAX_REQUESTS);
     expect(seen.filter((r) => r.method === 'DELETE').length).toBe(2);
   });
 
   it('says one sentence per revision, in the words of seed 001', async () => {
-    const d = await detect(sim.target('modern').url);
+    const d = await detect(fleet().target('modern').url);
     const sentences = d.revisions.map((r) => r.sentence);
     expect(sentences).toContain('2026-07-28 (stateless): supported. This is the current protocol revision.');
     expect(sentences).toContain('2025-06-18 (sessions): supported. This is not the current revision.');
@@ -64,7 +58,7 @@ describe('detection of real SDK servers', () => {
   });
 
   it('a sessions revision answered with another one is not supported, and says what came back', async () => {
-    const d = await detect(sim.target('sessions-2025-03-26').url);
+    const d = await detect(fleet().target('sessions-2025-03-26').url);
     const r = d.revisions.find((x) => x.revision === '2025-11-25');
     expect(r?.supported).toBe(false);
     expect(r?.sentence).toBe('2025-11-25 (sessions): not supported (the server answered with 2025-03-26).');
@@ -72,7 +66,7 @@ describe('detection of real SDK servers', () => {
   });
 
   it('the evidence of an unsupported revision: status, content type, first bytes, JSON-RPC error, time', async () => {
-    const d = await detect(sim.target('modern-only').url);
+    const d = await detect(fleet().target('modern-only').url);
     const r = d.revisions.find((x) => x.revision === '2025-06-18');
     expect(r?.evidence).toMatchObject({
       status: 400,
@@ -89,26 +83,26 @@ describe('detection of real SDK servers', () => {
 
 describe('detection of odd targets', () => {
   it('a plain website: NONE, with the HTML as evidence on every revision', async () => {
-    const d = await detect(sim.target('website').url);
+    const d = await detect(fleet().target('website').url);
     expect(d).toMatchObject({ outcome: 'NONE', newestSupported: null, serverInfo: null, retryAfterHeader: null });
     for (const r of d.revisions) expect(r.evidence?.contentType).toMatch(/text\/html/);
     expect(d.revisions[0]?.sentence).toBe('2024-11-05 (HTTP+SSE transport): not supported (HTTP 200, text/html).');
   });
 
   it('429 with Retry-After: RATE_LIMITED with the header value', async () => {
-    const d = await detect(sim.target('rate-limited').url);
+    const d = await detect(fleet().target('rate-limited').url);
     expect(d).toMatchObject({ outcome: 'RATE_LIMITED', retryAfterHeader: '30', newestSupported: null });
     expect(d.revisions.every((r) => r.evidence?.status === 429)).toBe(true);
   });
 
   it('503: NONE, every revision with its status', async () => {
-    const d = await detect(sim.target('unavailable').url);
+    const d = await detect(fleet().target('unavailable').url);
     expect(d.outcome).toBe('NONE');
     expect(d.revisions.every((r) => r.sentence.endsWith('(HTTP 503, text/html).'))).toBe(true);
   });
 
   it('a server that never answers: NONE within the timeout, each revision a timeout', async () => {
-    const d = await detect(sim.target('silent').url, { timeoutMs: 1_000 });
+    const d = await detect(fleet().target('silent').url, { timeoutMs: 1_000 });
     expect(d.outcome).toBe('NONE');
     expect(d.millis).toBeLessThan(5_000);
     for (const r of d.revisions) {
@@ -118,7 +112,7 @@ describe('detection of odd targets', () => {
   });
 
   it('a closed port: NONE, each revision a refused connection', async () => {
-    const d = await detect(sim.target('closed').url);
+    const d = await detect(fleet().target('closed').url);
     expect(d.outcome).toBe('NONE');
     for (const r of d.revisions) expect(r.evidence?.reachabilityFailure).toBe('connection_refused');
     expect(d.revisions[4]?.sentence).toBe('2026-07-28 (stateless): not supported (connection refused).');
@@ -126,7 +120,7 @@ describe('detection of odd targets', () => {
 
   it('an SSE stream that never sends endpoint, and one that sends it after 3 s: not supported', async () => {
     for (const name of ['sse-no-endpoint', 'sse-slow-endpoint']) {
-      const d = await detect(sim.target(name).url);
+      const d = await detect(fleet().target(name).url);
       const sse = d.revisions[0];
       expect(sse?.supported).toBe(false);
       expect(sse?.sentence).toBe('2024-11-05 (HTTP+SSE transport): not supported (no endpoint event within 2 s).');
@@ -137,14 +131,18 @@ describe('detection of odd targets', () => {
 
 describe('credentials', () => {
   it('are sent, and a supported server is detected with them', async () => {
-    const d = await detect(sim.target('bearer').url, { headers: { Authorization: `Bearer ${SIM_BEARER_TOKEN}` } });
+    const d = await detect(fleet().target('bearer').url, { headers: { Authorization: `Bearer ${SIM_BEARER_TOKEN}` } });
     expect(d.outcome).toBe('DETECTED');
-    expect(sim.requests('bearer').every((r) => r.hasAuthorization)).toBe(true);
+    expect(
+      fleet()
+        .requests('bearer')
+        .every((r) => r.hasAuthorization),
+    ).toBe(true);
   });
 
   it('never appear in evidence, messages or output, even when the server echoes them', async () => {
     const secret = 'Bearer wrong-token-c0ffee-5ecret';
-    const d = await detect(sim.target('bearer').url, { headers: { authorization: secret } });
+    const d = await detect(fleet().target('bearer').url, { headers: { authorization: secret } });
     expect(d.outcome).toBe('NONE');
     const text = JSON.stringify(d);
     expect(text).not.toContain('wrong-token-c0ffee-5ecret');

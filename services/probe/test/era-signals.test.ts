@@ -1,20 +1,13 @@
 // Every era-signal rule of seed 001 and every non-signal, over real HTTP. A signal shows as a
 // lookup in the run; a non-signal leaves the run to fail on its own reply with no lookup.
-import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { handshake, LOOKUP_MAX_REQUESTS, NOT_IDENTIFIED } from '../src';
+import { useSim } from './use-sim';
 
-let sim: Sim;
-beforeAll(async () => {
-  sim = await startSim();
-});
-afterAll(async () => {
-  await sim.close();
-});
-beforeEach(() => sim.resetRequests());
+const fleet = useSim();
 
 /** The `replies` target answers every request with the status and body its path names. */
-const reply = (status: number, body: string) => new URL(`/reply/${status}/${body}`, sim.target('replies').url).href;
+const reply = (status: number, body: string) => new URL(`/reply/${status}/${body}`, fleet().target('replies').url).href;
 const lookedUp = async (url: string, revision: '2026-07-28' | '2025-11-25' | '2024-11-05') =>
   (await handshake(url, { revision, timeoutMs: 5_000 })).lookup.performed;
 
@@ -56,17 +49,17 @@ describe('on a sessions revision (initialize)', () => {
 describe('on the HTTP+SSE transport (GET)', () => {
   it('a GET that does not open a stream is a signal', async () => {
     expect(await lookedUp(reply(405, 'jsonrpc-32000'), '2024-11-05')).toBe(true);
-    expect(await lookedUp(sim.target('website').url, '2024-11-05')).toBe(true);
+    expect(await lookedUp(fleet().target('website').url, '2024-11-05')).toBe(true);
   });
 
   it('a stream whose first event is not endpoint (or none within 2 s) is a signal', async () => {
-    const run = await handshake(sim.target('sse-no-endpoint').url, { revision: '2024-11-05' });
+    const run = await handshake(fleet().target('sse-no-endpoint').url, { revision: '2024-11-05' });
     expect(run.lookup.performed).toBe(true);
     expect(run.millis).toBeGreaterThanOrEqual(2_000);
   });
 
   it('an endpoint that comes after 3 s is too late: a signal, not a success', async () => {
-    const run = await handshake(sim.target('sse-slow-endpoint').url, { revision: '2024-11-05' });
+    const run = await handshake(fleet().target('sse-slow-endpoint').url, { revision: '2024-11-05' });
     expect(run.outcome).not.toBe('success');
     expect(run.lookup.performed).toBe(true);
   });
@@ -74,13 +67,13 @@ describe('on the HTTP+SSE transport (GET)', () => {
 
 describe('never signals: timeouts, connection errors, 5xx, 401, 403, 429', () => {
   const cases: [string, () => string, string][] = [
-    ['a timeout', () => sim.target('silent').url, 'timeout'],
-    ['a refused connection', () => sim.target('closed').url, 'unreachable'],
-    ['HTTP 503', () => sim.target('unavailable').url, 'server_error'],
+    ['a timeout', () => fleet().target('silent').url, 'timeout'],
+    ['a refused connection', () => fleet().target('closed').url, 'unreachable'],
+    ['HTTP 503', () => fleet().target('unavailable').url, 'server_error'],
     ['HTTP 500 with an era error body', () => reply(500, 'jsonrpc-32601'), 'server_error'],
-    ['HTTP 401', () => sim.target('bearer').url, 'auth_required'],
+    ['HTTP 401', () => fleet().target('bearer').url, 'auth_required'],
     ['HTTP 403', () => reply(403, 'jsonrpc-32601'), 'auth_required'],
-    ['HTTP 429', () => sim.target('rate-limited').url, 'rate_limited'],
+    ['HTTP 429', () => fleet().target('rate-limited').url, 'rate_limited'],
   ];
   for (const revision of ['2026-07-28', '2025-11-25', '2024-11-05'] as const) {
     it.each(cases)(`${revision}: %s`, async (_what, target, outcome) => {
@@ -98,7 +91,7 @@ describe('the lookup', () => {
     expect(run.outcome).toBe('not_mcp');
     expect(run.message).toBe(NOT_IDENTIFIED);
     expect(run.assertion?.name).toBe('mcp.initialize');
-    const seen = sim.requests('replies');
+    const seen = fleet().requests('replies');
     expect(seen.map((r) => `${r.method} ${r.jsonRpcMethod ?? ''}`.trim())).toEqual([
       'POST server/discover',
       'POST initialize',
@@ -109,10 +102,10 @@ describe('the lookup', () => {
   });
 
   it('stops at the first generation that answers', async () => {
-    const run = await handshake(sim.target('sessions-2025-11-25').url, { revision: 'newest' });
+    const run = await handshake(fleet().target('sessions-2025-11-25').url, { revision: 'newest' });
     expect(run.lookup.found).toBe('2025-11-25');
     // discover, initialize, DELETE of the session the initialize minted: never the GET.
-    const lookupRequests = sim.requests('sessions-2025-11-25').slice(0, run.lookup.requests);
+    const lookupRequests = fleet().requests('sessions-2025-11-25').slice(0, run.lookup.requests);
     expect(lookupRequests.map((r) => r.method)).toEqual(['POST', 'POST', 'DELETE']);
   });
 
@@ -120,13 +113,18 @@ describe('the lookup', () => {
     const run = await handshake(reply(status, 'html'), { revision: 'newest' });
     expect(run.message.startsWith(NOT_IDENTIFIED)).toBe(true);
     expect(run.lookup.requests).toBe(1);
-    expect(sim.requests('replies')).toHaveLength(1);
+    expect(fleet().requests('replies')).toHaveLength(1);
   });
 
   it('a run keeps at most one lookup, even when the repeat meets another signal', async () => {
     // The stateless opening meets a signal, the lookup finds 2025-11-25, the run repeats there once.
-    const run = await handshake(sim.target('sessions-2025-11-25').url, { revision: 'newest', current: '2026-07-28' });
-    const discovers = sim.requests('sessions-2025-11-25').filter((r) => r.jsonRpcMethod === 'server/discover');
+    const run = await handshake(fleet().target('sessions-2025-11-25').url, {
+      revision: 'newest',
+      current: '2026-07-28',
+    });
+    const discovers = fleet()
+      .requests('sessions-2025-11-25')
+      .filter((r) => r.jsonRpcMethod === 'server/discover');
     expect(discovers).toHaveLength(2); // the signal, then the lookup's own; no third
     expect(run.lookup.performed).toBe(true);
   });

@@ -1,19 +1,12 @@
 // Handshake runs against real SDK servers of every generation, newest supported and pinned.
-import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { handshake } from '../src';
+import { useSim } from './use-sim';
 
-let sim: Sim;
-beforeAll(async () => {
-  sim = await startSim();
-});
-afterAll(async () => {
-  await sim.close();
-});
-beforeEach(() => sim.resetRequests());
+const fleet = useSim();
 
-const url = (name: string) => sim.target(name).url;
-const served = (name: string) => sim.requests(name);
+const url = (name: string) => fleet().target(name).url;
+const served = (name: string) => fleet().requests(name);
 
 describe('HTTP+SSE transport (2024-11-05)', () => {
   it('pinned: GET the stream, POST initialize and notifications/initialized to the endpoint', async () => {
@@ -180,14 +173,14 @@ describe('moves between generations', () => {
   });
 
   it('scripted drift: the same test sees the server move and reports it once', async () => {
-    sim.drift('drifter', ['2025-06-18', '2025-11-25']);
+    fleet().drift('drifter', ['2025-06-18', '2025-11-25']);
     const before = await handshake(url('drifter'), { revision: 'newest', current: '2025-11-25' });
     expect(before).toMatchObject({ outcome: 'success', negotiated: '2025-11-25', previousRevision: null });
-    sim.drift('drifter', ['2026-07-28']);
+    fleet().drift('drifter', ['2026-07-28']);
     const after = await handshake(url('drifter'), { revision: 'newest', current: '2025-11-25' });
     expect(after).toMatchObject({ negotiated: '2026-07-28', previousRevision: '2025-11-25', outcome: 'success' });
     const again = await handshake(url('drifter'), { revision: 'newest', current: '2026-07-28' });
     expect(again).toMatchObject({ negotiated: '2026-07-28', previousRevision: null, lookup: { performed: false } });
-    sim.drift('drifter', ['2025-06-18', '2025-11-25']);
+    fleet().drift('drifter', ['2025-06-18', '2025-11-25']);
   });
 });

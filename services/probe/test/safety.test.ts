@@ -1,37 +1,37 @@
 // What a probe does with replies it should not trust: redirects are recorded, not followed;
 // transport errors are classified into reachability failures an operator can act on.
-import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { detect, handshake } from '../src';
 import { classifyError } from '../src/exchange';
+import { useSim } from './use-sim';
 
-let sim: Sim;
-beforeAll(async () => {
-  sim = await startSim({ only: ['replies'] });
-});
-afterAll(async () => {
-  await sim.close();
-});
+const fleet = useSim({ only: ['replies'] });
 
 describe('redirects', () => {
   it('are recorded in the outcome and evidence, never followed', async () => {
-    sim.resetRequests();
-    const url = new URL('/reply/302/html', sim.target('replies').url).href;
+    const url = new URL('/reply/302/html', fleet().target('replies').url).href;
     const run = await handshake(url, { revision: '2025-11-25' });
     expect(run.outcome).toBe('protocol_error');
     expect(run.message).toBe(
       'initialize: the server redirected to /reply/200/html (HTTP 302, text/html); redirects are not followed',
     );
     expect(run.evidence).toMatchObject({ status: 302 });
-    expect(sim.requests('replies').map((r) => r.path)).toEqual(['/reply/302/html']);
+    expect(
+      fleet()
+        .requests('replies')
+        .map((r) => r.path),
+    ).toEqual(['/reply/302/html']);
   });
 
   it('show in a detection as the 3xx they are', async () => {
-    sim.resetRequests();
-    const d = await detect(new URL('/reply/307/jsonrpc-32000', sim.target('replies').url));
+    const d = await detect(new URL('/reply/307/jsonrpc-32000', fleet().target('replies').url));
     expect(d.outcome).toBe('NONE');
     expect(d.revisions.every((r) => r.evidence?.status === 307)).toBe(true);
-    expect(sim.requests('replies').every((r) => r.path === '/reply/307/jsonrpc-32000')).toBe(true);
+    expect(
+      fleet()
+        .requests('replies')
+        .every((r) => r.path === '/reply/307/jsonrpc-32000'),
+    ).toBe(true);
   });
 });
 
