@@ -1,7 +1,7 @@
 import { busOptionsFromEnv, createLogger, openBus } from '@mcp-fleet/bus';
 import { FleetFileError, loadFleetFile, startControl } from '@mcp-fleet/control';
 import { openStore } from '@mcp-fleet/store';
-import { parse, positiveInt } from '../args';
+import { parse, positiveInt, retentionDays } from '../args';
 import { EXIT, UsageError } from '../usage';
 import { untilSignal } from './sim';
 
@@ -38,6 +38,7 @@ export async function controlCommand(args: string[], out: (s: string) => void): 
       .filter(Boolean),
     port: positiveInt(env.MCP_FLEET_API_PORT, 'MCP_FLEET_API_PORT', 7070, 65_535),
     host: values.host ?? env.MCP_FLEET_API_HOST ?? '127.0.0.1',
+    retentionDays: retentionDays(),
   });
   out(`control at ${control.url} (API /api, metrics /metrics); database ${store.kind} (${store.where}).`);
   const reload = () => {

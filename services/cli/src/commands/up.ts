@@ -10,7 +10,7 @@ import {
 } from '@mcp-fleet/control';
 import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
 import { openStore, type Store } from '@mcp-fleet/store';
-import { parse, positiveInt } from '../args';
+import { parse, positiveInt, retentionDays } from '../args';
 import { demoDrift, demoFleetYaml } from '../demo-fleet';
 import { columns } from '../table';
 import { EXIT, UsageError } from '../usage';
@@ -51,7 +51,7 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
     const bus = await openBus({ ...busOptionsFromEnv(env), log });
     running.bus = bus;
     const tracing = startTracing({ serviceName: 'mcp-fleet' });
-    running.control = await startControl({ store, bus, log, fleet, port: apiPort });
+    running.control = await startControl({ store, bus, log, fleet, port: apiPort, retentionDays: retentionDays() });
     for (const [i, region] of fleet.regions.entries())
       running.agents.push(await startAgent({ bus, region, metricsPort: agentPort + i, log }));
 
