@@ -14,9 +14,11 @@
 //   slot→row    ingest ack − slot start: how old the newest data is when it lands
 //
 // Env: BENCH_TARGETS (10000), BENCH_INTERVAL s (60), BENCH_SECONDS (150, warm-up included),
+// BENCH_WARMUP s (one interval),
 // BENCH_AGENT_PROCS (0 = one agent inside the control process; n = n agent processes),
 // BENCH_AGENT_CONCURRENCY (agent default), BENCH_INGEST_CONCURRENCY (control default),
-// BENCH_DRAIN s (30), BENCH_STEPS (find-max intervals in s, default base/2, /3, /4, /6, /8, /12),
+// BENCH_DRAIN s (30), BENCH_STEPS (find-max intervals in s; default the base rate × 1.25, 1.5, 1.75,
+// 2, 2.5, 3, 4),
 // BENCH_RAW (append one CSV line per job to this file),
 // BENCH_ADMIN_URL (postgres://postgres@127.0.0.1:5432/postgres), NATS_URL (nats://127.0.0.1:4222).
 import { type ChildProcess, execFileSync, fork } from 'node:child_process';
@@ -55,6 +57,8 @@ interface Config {
   targets: number;
   intervalS: number;
   seconds: number;
+  /** Default: one interval. */
+  warmupS: number | undefined;
   agentProcs: number;
   agentConcurrency: number | undefined;
   ingestConcurrency: number | undefined;
@@ -71,6 +75,9 @@ type FromChild =
 
 async function childMain(role: string, args: string[]): Promise<void> {
   const send = (m: FromChild) => process.send?.(m);
+  // Ctrl-C reaches the whole process group: the parent decides when children stop (it still needs them to clean up).
+  process.on('SIGINT', () => {});
+  process.on('SIGTERM', () => {});
   if (role === 'fleet') {
     const fleet = await startCheapFleet({ count: Number(args[0]) });
     process.on('message', (m: ToChild) => m.type === 'stats' && send({ type: 'stats', requests: fleet.requests() }));
@@ -116,6 +123,8 @@ function forkChild(role: string, args: string[]) {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // A send to a child that died is reported by the answer's timeout or exit, not as a crash here.
+  child.on('error', (err) => note(`${role} process: ${err.message}`));
   const next = <T extends FromChild['type']>(type: T, timeoutMs = 60_000) =>
     new Promise<Extract<FromChild, { type: T }>>((resolve, reject) => {
       const timer = setTimeout(() => done(new Error(`${role} process: no ${type} within ${timeoutMs} ms`)), timeoutMs);
@@ -136,7 +145,8 @@ function forkChild(role: string, args: string[]) {
     next,
     ask<T extends FromChild['type']>(msg: ToChild, type: T) {
       const answer = next(type);
-      child.send(msg);
+      if (child.connected) child.send(msg);
+      else return Promise.reject(new Error(`${role} process is gone`));
       return answer;
     },
     async kill() {
@@ -247,7 +257,8 @@ interface PassResult {
   runsPerS: number;
   runsByFinishedPerS: number;
   schedLagMs: Quantiles;
-  histogram: { p50: string; p99: string; count: number } | null;
+  /** Control's mcp_scheduler_lag_seconds: bucket bounds over the window (a scrape at each end) and the whole pass. */
+  histogram: { p50: string; p99: string; count: number; wholePassP99: string; scrapeMs: number } | null;
   pickupLagMs: Quantiles;
   commitLagMs: Quantiles;
   slotToRowMs: Quantiles;
@@ -263,9 +274,16 @@ interface PassResult {
   jobsRunTwice: number;
   jobRedeliveries: number;
   failedRuns: Record<string, number>;
+  /** Messages waiting in the bus (jobs, results) when the window opened and when it closed. */
+  pendingAtStart: { jobs: number; results: number };
   pendingAtEnd: { jobs: number; results: number };
   eventLoopP99Ms: number;
   eventLoopMaxMs: number;
+  /**
+   * CPU the pipeline spent per job published (control, agents, nats-server, Postgres; not the
+   * targets, which stand in for remote servers): what a machine's cores buy, whatever else runs.
+   */
+  cpuMsPerJob: number;
   cpu: Record<string, number>;
   targetRequests: number;
   sustained: boolean;
@@ -280,7 +298,7 @@ async function runPass(cfg: Config, fleet: Child, urls: readonly string[], admin
   const namespace = `bench_${tag}`;
   const log = benchLogger('control');
   const targetPerS = cfg.targets / cfg.intervalS;
-  const warmupS = cfg.intervalS;
+  const warmupS = cfg.warmupS ?? cfg.intervalS;
   const measureS = Math.max(10, cfg.seconds - warmupS);
   note(
     `pass: ${cfg.targets} targets every ${cfg.intervalS} s = ${round(targetPerS)} jobs/s; ` +
@@ -350,16 +368,22 @@ async function runPass(cfg: Config, fleet: Child, urls: readonly string[], admin
     progress.unref();
     try {
       await sleep(warmupS * 1000);
+      throwIfAborted();
+      // Just before the window: a scrape reads every server's state from the database, which takes a moment.
+      const h0 = await scrapeLagBuckets(control.url);
       const windowStart = Date.now();
       const skipped0 = control.scheduler.skipped;
+      const pendingAtStart = await controlBus.pending();
       const cpu0 = cpuSnapshot(fleet.pid, agentChildren);
       const loop = monitorEventLoopDelay({ resolution: 10 });
       loop.enable();
       const requests0 = (await fleet.ask({ type: 'stats' }, 'stats')).requests ?? 0;
       await sleep(measureS * 1000);
+      throwIfAborted();
       const windowEnd = Date.now();
       loop.disable();
       const cpu1 = cpuSnapshot(fleet.pid, agentChildren);
+      const h1 = await scrapeLagBuckets(control.url);
       const pendingAtEnd = await controlBus.pending();
       const requests1 = (await fleet.ask({ type: 'stats' }, 'stats')).requests ?? 0;
       const skippedSlots = control.scheduler.skipped - skipped0;
@@ -403,7 +427,7 @@ async function runPass(cfg: Config, fleet: Child, urls: readonly string[], admin
       );
       const written = new Set((await rows<{ job_id: string }>('select job_id from runs')).map((r) => r.job_id));
       const lost = [...seen.published.keys()].filter((id) => !written.has(id)).length;
-      const histogram = await scrapeLagHistogram(control.url);
+      const histogram = h0 && h1 ? lagHistogram(h0, h1) : null;
 
       const agentStats = agent
         ? agentSeen.stats()
@@ -447,6 +471,10 @@ async function runPass(cfg: Config, fleet: Child, urls: readonly string[], admin
         jobsRunTwice: agentStats.repeats,
         jobRedeliveries: agentStats.redelivered,
         failedRuns,
+        pendingAtStart: {
+          jobs: Object.values(pendingAtStart.jobs).reduce((a, b) => a + b, 0),
+          results: pendingAtStart.results,
+        },
         pendingAtEnd: {
           jobs: Object.values(pendingAtEnd.jobs).reduce((a, b) => a + b, 0),
           results: pendingAtEnd.results,
@@ -454,10 +482,14 @@ async function runPass(cfg: Config, fleet: Child, urls: readonly string[], admin
         eventLoopP99Ms: round(loop.percentile(99) / 1e6),
         eventLoopMaxMs: round(loop.max / 1e6),
         cpu: cpuPercent(cpu0, cpu1, measuredS, cfg.agentProcs === 0),
+        cpuMsPerJob: 0,
         targetRequests: requests1 - requests0,
         sustained: false,
         why: [],
       };
+      const { 'targets (child)': _targets, other: _other, 'machine busy': _machine, ...pipeline } = result.cpu;
+      const pipelinePct = Object.values(pipeline).reduce((a, b) => a + b, 0);
+      result.cpuMsPerJob = round((pipelinePct * 10) / Math.max(1, result.jobsPerS));
       result.why = verdict(result);
       result.sustained = result.why.length === 0;
       return result;
@@ -508,6 +540,10 @@ function verdict(r: PassResult): string[] {
   if (r.runsPerS < KEEP_UP * r.targetPerS) why.push(`ingested ${r.runsPerS}/s < ${KEEP_UP * 100}% of target`);
   if (r.pickupLagMs.p99 >= GOAL_P99_MS)
     why.push(`pick-up p99 ${r.pickupLagMs.p99} ms ≥ ${GOAL_P99_MS} (jobs queue up)`);
+  const backlog = (p: PassResult['pendingAtEnd']) => p.jobs + p.results;
+  const grew = backlog(r.pendingAtEnd) - backlog(r.pendingAtStart);
+  // More than two seconds of work piled up over the window: the pipeline is falling behind.
+  if (grew > 2 * r.targetPerS) why.push(`the bus backlog grew by ${grew} messages`);
   if (r.skippedSlots > 0) why.push(`${r.skippedSlots} slots skipped`);
   if (r.publishErrors > 0) why.push(`${r.publishErrors} publish errors`);
   if (r.lost > 0 && r.drained) why.push(`${r.lost} jobs never written`);
@@ -518,24 +554,42 @@ function verdict(r: PassResult): string[] {
   return why;
 }
 
-/** Control's own histogram over the whole pass (warm-up included): the bucket bounds holding p50 and p99. */
-async function scrapeLagHistogram(controlUrl: string): Promise<PassResult['histogram']> {
+type Buckets = { le: string; n: number }[];
+
+/** Control's mcp_scheduler_lag_seconds buckets (cumulative), read from its /metrics. */
+async function scrapeLagBuckets(controlUrl: string): Promise<{ buckets: Buckets; ms: number } | null> {
+  const t0 = Date.now();
   try {
     const res = await fetch(`${controlUrl}/metrics`, { signal: AbortSignal.timeout(60_000) });
     const text = await res.text();
-    const buckets: { le: string; n: number }[] = [];
+    const buckets: Buckets = [];
     for (const m of text.matchAll(/^mcp_scheduler_lag_seconds_bucket\{le="([^"]+)"\} (\d+)/gm))
       buckets.push({ le: m[1]!, n: Number(m[2]) });
-    const count = buckets.at(-1)?.n ?? 0;
-    const at = (q: number) => {
-      const b = buckets.find((x) => x.n >= q * count);
-      return b ? (b.le === '+Inf' ? '> 10 s' : `≤ ${Number(b.le) * 1000} ms`) : '-';
-    };
-    return { p50: at(0.5), p99: at(0.99), count };
+    return { buckets, ms: Date.now() - t0 };
   } catch (err) {
     note(`  could not read control's /metrics: ${(err as Error).message}`);
     return null;
   }
+}
+
+/** The bucket bounds holding p50 and p99 between two scrapes, and p99 since control started. */
+function lagHistogram(
+  a: { buckets: Buckets; ms: number },
+  b: { buckets: Buckets; ms: number },
+): PassResult['histogram'] {
+  const at = (buckets: Buckets, q: number) => {
+    const count = buckets.at(-1)?.n ?? 0;
+    const found = buckets.find((x) => x.n >= q * count);
+    return found ? (found.le === '+Inf' ? '> 10 s' : `≤ ${Number(found.le) * 1000} ms`) : '-';
+  };
+  const window = b.buckets.map((x, i) => ({ le: x.le, n: x.n - (a.buckets[i]?.n ?? 0) }));
+  return {
+    p50: at(window, 0.5),
+    p99: at(window, 0.99),
+    count: window.at(-1)?.n ?? 0,
+    wholePassP99: at(b.buckets, 0.99),
+    scrapeMs: Math.max(a.ms, b.ms),
+  };
 }
 
 /** BENCH_RAW=<file>: one CSV line per job (ms since the epoch), for looking at lags over time. */
@@ -657,14 +711,15 @@ function printTables(cfg: Config, passes: PassResult[], load: { start: number[];
     'jobs/s',
     'runs/s',
     'sched ms p50/p99/max',
-    'histogram p99 (all)',
+    'histogram p99',
     'pick-up ms p50/p99/max',
-    'commit ms p99',
-    'slot→row p99',
+    'commit ms p50/p99',
+    'slot→row p50/p99',
     'skip',
     'lost',
     'dup',
     'loop p99',
+    'CPU ms/job',
     'sustained',
   ];
   const rows = passes.map((p) => [
@@ -675,12 +730,13 @@ function printTables(cfg: Config, passes: PassResult[], load: { start: number[];
     trio(p.schedLagMs),
     p.histogram?.p99 ?? '-',
     trio(p.pickupLagMs),
-    String(Math.round(p.commitLagMs.p99)),
-    String(Math.round(p.slotToRowMs.p99)),
+    `${Math.round(p.commitLagMs.p50)} / ${Math.round(p.commitLagMs.p99)}`,
+    `${Math.round(p.slotToRowMs.p50)} / ${Math.round(p.slotToRowMs.p99)}`,
     String(p.skippedSlots),
     p.drained ? String(p.lost) : `${p.lost}?`,
     String(p.duplicateRows + p.jobsRunTwice),
     `${p.eventLoopP99Ms} ms`,
+    String(p.cpuMsPerJob),
     p.sustained ? 'yes' : 'NO',
   ]);
   const cpuKeys = [...new Set(passes.flatMap((p) => Object.keys(p.cpu)))];
@@ -690,15 +746,27 @@ function printTables(cfg: Config, passes: PassResult[], load: { start: number[];
   ];
   const out = [
     `Pipeline: ${cfg.targets} targets, Postgres + NATS JetStream, ${agents}` +
-      `${cfg.agentConcurrency ? ` (concurrency ${cfg.agentConcurrency})` : ''}; ` +
-      `each pass: one interval of warm-up, ${Math.max(10, cfg.seconds - cfg.intervalS)} s measured`,
+      `${cfg.agentConcurrency ? ` (concurrency ${cfg.agentConcurrency})` : ''}` +
+      `${cfg.ingestConcurrency ? `, ingest concurrency ${cfg.ingestConcurrency}` : ''}; each pass: ` +
+      `${cfg.warmupS === undefined ? 'one interval' : `${cfg.warmupS} s`} of warm-up, ` +
+      `${Math.max(10, cfg.seconds - (cfg.warmupS ?? cfg.intervalS))} s measured`,
     `load average at start ${load.start.map((l) => l.toFixed(2)).join(' ')}, at end ${load.end.map((l) => l.toFixed(2)).join(' ')}`,
     '',
     columns([head, ...rows]),
     '',
+    "sched = bus accepted − slot start (raw, over the window; histogram = control's own over the window);",
+    'pick-up = started_at − scheduled_at; commit = ingest ack (after commit) − finished_at; slot→row = ingest ack − slot;',
+    'lost "n?" = drain timed out with n unwritten; dup = job ids with >1 run + jobs an agent got twice.',
+    '',
     'CPU over the measured window, % of one core:',
     columns(cpuRows),
   ];
+  const whole = passes.filter((p) => p.histogram).map((p) => `${p.intervalS} s ${p.histogram!.wholePassP99}`);
+  if (whole.length)
+    out.push(
+      '',
+      `control's histogram p99 over the whole pass (the start publishes every still-fresh slot at once): ${whole.join(', ')}`,
+    );
   for (const p of passes.filter((x) => !x.sustained))
     out.push('', `${p.intervalS} s not sustained: ${p.why.join('; ')}`);
   const best = passes.filter((p) => p.sustained).sort((a, b) => b.targetPerS - a.targetPerS)[0];
@@ -719,6 +787,12 @@ function note(line: string): void {
 
 let aborted = false;
 let wakeSleepers: (() => void)[] = [];
+
+class Interrupted extends Error {}
+
+function throwIfAborted(): void {
+  if (aborted) throw new Interrupted('interrupted');
+}
 
 /** Sleeps that Ctrl-C cuts short, so cleanup starts at once. */
 function sleep(ms: number): Promise<void> {
@@ -751,15 +825,17 @@ async function main(): Promise<void> {
     targets: envNumber('BENCH_TARGETS', 10_000)!,
     intervalS: envNumber('BENCH_INTERVAL', 60)!,
     seconds: envNumber('BENCH_SECONDS', 150)!,
+    warmupS: envNumber('BENCH_WARMUP', undefined),
     agentProcs: envNumber('BENCH_AGENT_PROCS', 0)!,
     agentConcurrency: envNumber('BENCH_AGENT_CONCURRENCY', undefined),
     ingestConcurrency: envNumber('BENCH_INGEST_CONCURRENCY', undefined),
     drainS: envNumber('BENCH_DRAIN', 30)!,
   };
   const steps = values['find-max']
-    ? (process.env.BENCH_STEPS?.split(',').map(Number) ?? [2, 3, 4, 6, 8, 12].map((d) => cfg.intervalS / d))
+    ? (process.env.BENCH_STEPS?.split(',').map(Number) ??
+      [1.25, 1.5, 1.75, 2, 2.5, 3, 4].map((m) => round(cfg.intervalS / m)))
     : [];
-  const measureS = Math.max(10, cfg.seconds - cfg.intervalS);
+  const measureS = Math.max(10, cfg.seconds - (cfg.warmupS ?? cfg.intervalS));
 
   const onSignal = () => {
     if (aborted) process.exit(130);
@@ -780,8 +856,16 @@ async function main(): Promise<void> {
     const { urls } = await fleet.next('ready');
     for (const intervalS of [cfg.intervalS, ...steps]) {
       if (aborted) break;
-      // Later passes keep the first one's measured window; their warm-up is their own interval.
-      const pass = await runPass({ ...cfg, intervalS, seconds: intervalS + measureS }, fleet, urls ?? [], admin);
+      // Later passes keep the first one's measured window; their warm-up is their own interval (or BENCH_WARMUP).
+      const seconds = (cfg.warmupS ?? intervalS) + measureS;
+      let pass: PassResult;
+      try {
+        pass = await runPass({ ...cfg, intervalS, seconds }, fleet, urls ?? [], admin);
+      } catch (err) {
+        // An interrupted pass is cleaned up and left out; the passes before it are still reported.
+        if (err instanceof Interrupted) break;
+        throw err;
+      }
       passes.push(pass);
       note(
         `  → ${pass.jobsPerS} jobs/s, ${pass.runsPerS} runs/s, scheduling p99 ${pass.schedLagMs.p99} ms: ` +
@@ -797,8 +881,12 @@ async function main(): Promise<void> {
   }
   load.end = loadavg();
   if (values.json) process.stdout.write(`${JSON.stringify({ config: cfg, load, passes }, null, 2)}\n`);
-  else printTables(cfg, passes, load);
-  if (aborted) process.exitCode = 130;
+  else if (passes.length) printTables(cfg, passes, load);
+  else note('no pass completed');
+  if (aborted) {
+    note('bench:pipeline interrupted; everything it started is stopped and removed');
+    process.exitCode = 130;
+  }
 }
 
 const roleAt = process.argv.indexOf('--role');
