@@ -140,7 +140,8 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<NatsBus> {
   /** The client names "no stream for this subject" differently by version and path: look at the cause too. */
   function streamIsGone(err: unknown): boolean {
     for (let e = err as { name?: string; message?: string; cause?: unknown } | undefined, i = 0; e && i < 3; i++) {
-      if (e.name === 'JetStreamNotEnabled' || e.name === 'NoResponders' || /no responders/i.test(e.message ?? '')) return true;
+      if (e.name === 'JetStreamNotEnabled' || e.name === 'NoResponders' || /no responders/i.test(e.message ?? ''))
+        return true;
       e = e.cause as typeof e;
     }
     return false;
