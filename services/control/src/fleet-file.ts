@@ -3,6 +3,7 @@
 // environment, so credentials stay out of the file.
 import { readFile } from 'node:fs/promises';
 import { isRevision, parseCidr, REVISION_NAMES, type Revision, TargetPolicy } from '@mcp-fleet/probe';
+import type { ServerInput } from '@mcp-fleet/store';
 import { isMap, LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { parseDuration } from './durations';
@@ -12,16 +13,8 @@ export interface TestDefinition {
   pinnedRevision: Revision | null;
 }
 
-export interface ServerDefinition {
-  name: string;
-  url: string;
-  headers: Record<string, string>;
-  regions: string[] | null;
-  intervalMs: number;
-  timeoutMs: number;
-  detectionIntervalMs: number | null;
-  tests: TestDefinition[];
-}
+/** A server as the file defines it: the store's server fields, all given, plus its tests. */
+export type ServerDefinition = Required<Omit<ServerInput, 'source'>> & { tests: TestDefinition[] };
 
 export interface FleetDefinition {
   regions: string[];
