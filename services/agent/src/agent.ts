@@ -27,7 +27,7 @@ export interface AgentOptions {
   region: string;
   /** Default `<hostname>-<pid>-<region>` (one process may run an agent per region). */
   id?: string;
-  /** Jobs run at once. Default 16. */
+  /** Jobs run at once. Default 64: a job mostly waits on round trips (probe, publish, ack), so one agent needs many in flight to keep up (measured with bench:pipeline). */
   concurrency?: number;
   /** Cap on a job's own timeoutMs. Default 120 000 (the most a job may ask for). */
   jobTimeoutMs?: number;
@@ -78,7 +78,7 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
   const { bus, region } = opts;
   const id = opts.id ?? `${hostname()}-${process.pid}-${region}`;
   const version = opts.version ?? AGENT_VERSION;
-  const concurrency = opts.concurrency ?? 16;
+  const concurrency = opts.concurrency ?? 64;
   const ackWaitMs = opts.ackWaitMs ?? 60_000;
   const stopGraceMs = opts.stopGraceMs ?? 20_000;
   const log = (opts.log ?? createLogger('agent')).child({ agent: id, region });

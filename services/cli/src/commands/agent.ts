@@ -30,7 +30,7 @@ export async function agentCommand(args: string[], out: (s: string) => void): Pr
     bus,
     region,
     log,
-    concurrency: positiveInt(values.concurrency, '--concurrency', 16, 1024),
+    concurrency: positiveInt(values.concurrency, '--concurrency', 64, 1024),
     metricsPort: positiveInt(
       values['metrics-port'] ?? process.env.MCP_FLEET_AGENT_PORT,
       '--metrics-port',
