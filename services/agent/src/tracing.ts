@@ -13,7 +13,7 @@ export interface TracingOptions {
   serviceVersion?: string;
   /** The collector's base URL (as OTEL_EXPORTER_OTLP_ENDPOINT); spans go to `<endpoint>/v1/traces`. */
   endpoint?: string;
-  env?: NodeJS.ProcessEnv;
+  env?: Record<string, string | undefined>;
 }
 
 export interface Tracing {
@@ -24,7 +24,7 @@ export interface Tracing {
 }
 
 /** Where spans go: a signal-specific endpoint is used as is, a base endpoint gets `/v1/traces` (as the OTel spec says). */
-export function tracesUrl(opts: { endpoint?: string; env?: NodeJS.ProcessEnv }): string | undefined {
+export function tracesUrl(opts: { endpoint?: string; env?: Record<string, string | undefined> }): string | undefined {
   const env = opts.env ?? process.env;
   const base = opts.endpoint ?? (env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ? undefined : env.OTEL_EXPORTER_OTLP_ENDPOINT);
   if (base) return `${base.replace(/\/+$/, '')}/v1/traces`;

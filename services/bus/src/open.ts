@@ -17,7 +17,7 @@ export async function openBus(opts: OpenBusOptions = {}): Promise<Bus> {
  * NATS_CREDS (a .creds file), NATS_CA / NATS_CERT / NATS_KEY (TLS files), MCP_FLEET_NATS_NAMESPACE
  * (subject and stream prefix, default mcpfleet). Empty values count as unset.
  */
-export function busOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): OpenBusOptions {
+export function busOptionsFromEnv(env: Record<string, string | undefined> = process.env): OpenBusOptions {
   const get = (name: string) => env[name]?.trim() || undefined;
   const opts: OpenBusOptions = {};
   const set = <K extends keyof OpenBusOptions>(key: K, value: OpenBusOptions[K] | undefined) => {

@@ -68,6 +68,6 @@ export function revisionChoice(value: string | undefined, fallback?: RevisionCho
 }
 
 /** MCP_FLEET_RUN_RETENTION_DAYS: how long raw runs are kept (era moves and test states stay). */
-export function retentionDays(env: NodeJS.ProcessEnv = process.env): number {
+export function retentionDays(env: Record<string, string | undefined> = process.env): number {
   return positiveInt(env.MCP_FLEET_RUN_RETENTION_DAYS, 'MCP_FLEET_RUN_RETENTION_DAYS', 30, 3650);
 }

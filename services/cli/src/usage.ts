@@ -22,7 +22,8 @@ Usage:
                       [--seconds S] [--header ...] [--timeout ms] [--json]
   mcp-fleet sim [--port base]          start the simulated fleet and print its targets
   mcp-fleet demo [--port base] [--once] start the fleet and detect every target
-  mcp-fleet up [--fleet mcp-fleet.yaml]  the whole monitor on one machine (no file: the demo fleet)
+  mcp-fleet up [--fleet mcp-fleet.yaml] [--no-dashboard]
+                                       the whole monitor on one machine (no file: the demo fleet)
   mcp-fleet control [--fleet file]       the control plane alone (DATABASE_URL, NATS_URL)
   mcp-fleet agent --region <name> [--concurrency N] [--metrics-port P] [--ack-wait ms]
                                        a regional probe agent (NATS_URL)

@@ -21,10 +21,12 @@ describe.each([['embedded'], ['postgres+nats']])('mcp-fleet up (%s)', (flavour) 
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('runs the monitor on the demo fleet, shows runs in the API and metrics, and stops on SIGINT', async () => {
+  it('runs the monitor on the demo fleet, shows runs in the API, metrics and dashboard, and stops on SIGINT', async () => {
     const apiPort = port();
+    const webPort = apiPort + 5;
     const env: NodeJS.ProcessEnv = {
       ...process.env,
+      PORT: String(webPort),
       MCP_FLEET_API_PORT: String(apiPort),
       MCP_FLEET_AGENT_PORT: String(apiPort + 1),
       LOG_LEVEL: 'warn',
@@ -42,8 +44,12 @@ describe.each([['embedded'], ['postgres+nats']])('mcp-fleet up (%s)', (flavour) 
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
+    let stderr = '';
     child.stdout!.on('data', (d) => (stdout += d));
-    await waitFor('mcp-fleet to be up', () => stdout.includes('mcp-fleet is up.'), 40_000);
+    child.stderr!.on('data', (d) => (stderr += d));
+    await waitFor('mcp-fleet to be up', () => stdout.includes('mcp-fleet is up.'), 40_000).catch((err) => {
+      throw new Error(`${err.message}\nstdout: ${stdout.slice(-2000)}\nstderr: ${stderr.slice(-2000)}`);
+    });
     expect(stdout).toContain(`http://127.0.0.1:${apiPort}/api/servers`);
     expect(stdout).toMatch(flavour === 'embedded' ? /Database\s+pglite/ : /Database\s+postgres/);
     expect(stdout).toMatch(flavour === 'embedded' ? /Queue\s+in-process/ : /Queue\s+NATS JetStream/);
@@ -70,6 +76,18 @@ describe.each([['embedded'], ['postgres+nats']])('mcp-fleet up (%s)', (flavour) 
     expect(
       seriesValue(agentMetrics, 'mcp_handshake_total', { region: 'eu-west', outcome: 'rate_limited' }),
     ).toBeGreaterThan(0);
+
+    // The dashboard runs in the same process and reads the same database (embedded PGlite included).
+    const web = `http://127.0.0.1:${webPort}`;
+    expect(stdout).toMatch(new RegExp(`Dashboard\\s+${web}`));
+    const overview = await fetch(`${web}/?range=1h`);
+    expect(overview.status).toBe(200);
+    const html = await overview.text();
+    expect(html).toContain('Fleet overview');
+    expect(html).toMatch(/data-testid="fig-servers"><div class="value">11</);
+    const serversPage = await (await fetch(`${web}/servers`)).text();
+    // React separates text nodes with comments: "11<!-- --> <!-- -->servers".
+    expect(serversPage.replace(/<!-- -->/g, '')).toContain('11 servers');
 
     const exited = new Promise<number | null>((resolve) => child!.once('exit', (code) => resolve(code)));
     child.kill('SIGINT');

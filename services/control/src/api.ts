@@ -273,6 +273,7 @@ export function createApi(ctx: ApiContext): Router {
       }
     })
     .on('GET', '/api/agents', async () => ({ json: { agents: await listAgents(ctx.db) } }))
+    .on('GET', '/api/regions', async () => ({ json: { regions: ctx.regions() } }))
     .on('POST', '/api/detect', async (req) => {
       const body = parseBody(Detect, req.body);
       checkTarget(body.url);

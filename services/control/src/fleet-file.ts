@@ -83,7 +83,10 @@ export const DEFAULT_TIMEOUT_MS = 10_000;
 export const MIN_INTERVAL_MS = 1_000;
 export const MAX_TIMEOUT_MS = 120_000;
 
-export async function loadFleetFile(path: string, env: NodeJS.ProcessEnv = process.env): Promise<FleetDefinition> {
+export async function loadFleetFile(
+  path: string,
+  env: Record<string, string | undefined> = process.env,
+): Promise<FleetDefinition> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -96,7 +99,7 @@ export async function loadFleetFile(path: string, env: NodeJS.ProcessEnv = proce
 export function parseFleet(
   text: string,
   file = 'mcp-fleet.yaml',
-  env: NodeJS.ProcessEnv = process.env,
+  env: Record<string, string | undefined> = process.env,
 ): FleetDefinition {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });

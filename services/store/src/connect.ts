@@ -2,7 +2,7 @@
 // in a directory. Both get the same drizzle schema and the same migrations from /migrations.
 import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
@@ -40,8 +40,11 @@ export interface Store {
 
 export const DEFAULT_DATA_DIR = './.mcp-fleet/pgdata';
 
-/** The repository's /migrations, found from this file so any working directory will do. */
-export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations', import.meta.url));
+/**
+ * The repository's /migrations, found from this file so any working directory will do. A path
+ * join rather than `new URL(…, import.meta.url)`, which bundlers (the dashboard's) take for an asset.
+ */
+export const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'migrations');
 
 /** Any number, as long as every mcp-fleet process migrating the same database uses it. */
 const MIGRATION_LOCK = 0x6d6366_6c74; // "mcflt"

@@ -3,10 +3,14 @@
 export * from './agents';
 export * from './connect';
 export type { Db, Schema } from './db';
+export * from './downgrades';
+export * from './drift';
 export { DuplicateNameError, UnknownRecordError } from './errors';
 export * from './fleet';
 export * from './ingest';
+export * from './latency';
 export * from './reads';
 export * from './retention';
 export * from './schema';
 export * as schema from './schema';
+export * from './servers-page';

@@ -2,7 +2,7 @@
 // test_states (one row per test and region), history pages by cursor, and only the fleet summary
 // counts runs, over a time range of the runs_finished index.
 import { type Era, REVISION_NAMES, revisionInfo } from '@mcp-fleet/probe';
-import { and, asc, desc, eq, gte, isNull, lt, type SQL, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gte, inArray, isNull, lt, type SQL, sql } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import type { Db } from './db';
 import { detections, eraMoves, runs, servers, testStates, tests } from './schema';
@@ -17,6 +17,8 @@ export interface RegionState {
   currentRevision: string | null;
   lastOutcome: string | null;
   lastMessage: string | null;
+  /** The last run's failed assertion (a pin: "Server no longer speaks protocol …"). */
+  lastAssertion: unknown;
   lastRunAt: Date | null;
   failing: boolean;
 }
@@ -45,8 +47,9 @@ export interface ServerOverview {
   byRegion: RegionState[];
 }
 
-/** Every active server with its tests and how they stand per region; no credentials. */
-export async function serversOverview(db: Db): Promise<ServerOverview[]> {
+/** Every active server (or those of `ids`) with its tests and how they stand per region; no credentials. */
+export async function serversOverview(db: Db, opts: { ids?: string[] } = {}): Promise<ServerOverview[]> {
+  if (opts.ids?.length === 0) return [];
   const rows = await db
     .select({
       id: servers.id,
@@ -63,13 +66,14 @@ export async function serversOverview(db: Db): Promise<ServerOverview[]> {
       currentRevision: testStates.currentRevision,
       lastOutcome: testStates.lastOutcome,
       lastMessage: testStates.lastMessage,
+      lastAssertion: testStates.lastAssertion,
       lastRunAt: testStates.lastRunAt,
       failing: testStates.failing,
     })
     .from(servers)
     .leftJoin(tests, and(eq(tests.serverId, servers.id), isNull(tests.retiredAt)))
     .leftJoin(testStates, eq(testStates.testId, tests.id))
-    .where(isNull(servers.retiredAt))
+    .where(and(isNull(servers.retiredAt), opts.ids ? inArray(servers.id, opts.ids) : undefined))
     .orderBy(asc(servers.name), asc(tests.createdAt), asc(tests.id), asc(testStates.region));
 
   const overview = new Map<string, ServerOverview>();
@@ -94,6 +98,7 @@ export async function serversOverview(db: Db): Promise<ServerOverview[]> {
       currentRevision: r.currentRevision,
       lastOutcome: r.lastOutcome,
       lastMessage: r.lastMessage,
+      lastAssertion: r.lastAssertion,
       lastRunAt: r.lastRunAt,
       failing: r.failing ?? false,
     });
@@ -118,6 +123,7 @@ function byRegion(serverTests: TestOverview[]): RegionState[] {
       if (s.lastRunAt && (!r.lastRunAt || s.lastRunAt > r.lastRunAt)) {
         r.lastOutcome = s.lastOutcome;
         r.lastMessage = s.lastMessage;
+        r.lastAssertion = s.lastAssertion;
         r.lastRunAt = s.lastRunAt;
       }
     }
@@ -162,6 +168,10 @@ export interface EraMoveQuery {
   since?: Date | undefined;
   serverId?: string | undefined;
   region?: string | undefined;
+  /** Only moves to an older revision. */
+  downgrade?: boolean | undefined;
+  /** Only moves across eras (legacy ↔ modern). */
+  eraChanged?: boolean | undefined;
   limit: number;
   before?: EraMoveCursor | undefined;
 }
@@ -193,6 +203,8 @@ export async function eraMovesList(
         q.since ? gte(eraMoves.at, q.since) : undefined,
         q.serverId ? eq(eraMoves.serverId, q.serverId) : undefined,
         q.region ? eq(eraMoves.region, q.region) : undefined,
+        q.downgrade ? eq(eraMoves.downgrade, true) : undefined,
+        q.eraChanged ? eq(eraMoves.eraChanged, true) : undefined,
         q.before ? before(eraMoves.at, eraMoves.id, q.before.at, q.before.id) : undefined,
       ),
     )
@@ -229,7 +241,15 @@ export interface FleetSummary {
 const count = () => sql<number>`count(*)`.mapWith(Number);
 
 /** The fleet at a glance. One read-only snapshot, so the counts agree with each other. */
-export function fleetSummary(db: Db, range: { since: Date; until?: Date | undefined }): Promise<FleetSummary> {
+export function fleetSummary(
+  db: Db,
+  range: {
+    since: Date;
+    until?: Date | undefined;
+    /** Count the range's runs (default true): the one part that grows with runs; the dashboard skips it. */
+    countRuns?: boolean | undefined;
+  },
+): Promise<FleetSummary> {
   const { since } = range;
   const until = range.until ?? null;
   const newestTestStates = and(eq(tests.mode, 'newest'), isNull(tests.retiredAt), isNull(servers.retiredAt));
@@ -262,12 +282,15 @@ export function fleetSummary(db: Db, range: { since: Date; until?: Date | undefi
         .groupBy(sql`1`, sql`2`)
         .orderBy(sql`1`, sql`2`);
 
-      const outcomes = await tx
-        .select({ region: runs.region, outcome: runs.outcome, runs: count() })
-        .from(runs)
-        .where(and(gte(runs.finishedAt, since), until ? lt(runs.finishedAt, until) : undefined))
-        .groupBy(runs.region, runs.outcome)
-        .orderBy(asc(runs.region), asc(runs.outcome));
+      const outcomes =
+        range.countRuns === false
+          ? []
+          : await tx
+              .select({ region: runs.region, outcome: runs.outcome, runs: count() })
+              .from(runs)
+              .where(and(gte(runs.finishedAt, since), until ? lt(runs.finishedAt, until) : undefined))
+              .groupBy(runs.region, runs.outcome)
+              .orderBy(asc(runs.region), asc(runs.outcome));
 
       const [failing] = await tx
         .select({ n: sql<number>`count(distinct ${testStates.testId})`.mapWith(Number) })
@@ -337,4 +360,11 @@ function clampLimit(limit: number): number {
 /** Keyset condition `(time, id) < (t, i)`: a row comparison the (…, time, id) indexes answer. */
 function before(time: AnyPgColumn, id: AnyPgColumn, t: Date, i: number): SQL {
   return sql`(${time}, ${id}) < (${t.toISOString()}::timestamptz, ${i})`;
+}
+
+/** One run, or null. */
+export async function getRun(db: Db, id: number): Promise<Run | null> {
+  if (!Number.isSafeInteger(id) || id < 1) return null;
+  const [row] = await db.select().from(runs).where(eq(runs.id, id)).limit(1);
+  return row ?? null;
 }

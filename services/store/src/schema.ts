@@ -113,6 +113,8 @@ export const runs = pgTable(
     // region and outcome ride along so the fleet summary counts a time range from the index alone.
     index('runs_finished').on(t.finishedAt, t.region, t.outcome),
     index('runs_test_region_finished').on(t.testId, t.region, t.finishedAt),
+    // Downgrades are rare: the dashboard's downgrade chart reads only them.
+    index('runs_downgrades').on(t.finishedAt).where(sql`${t.outcome} = 'downgrade'`),
   ],
 );
 

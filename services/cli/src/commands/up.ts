@@ -10,6 +10,7 @@ import {
 } from '@mcp-fleet/control';
 import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
 import { openStore, type Store } from '@mcp-fleet/store';
+import { type Dashboard, startDashboard } from '@mcp-fleet/web';
 import { parse, positiveInt, retentionDays } from '../args';
 import { demoDrift, demoFleetYaml } from '../demo-fleet';
 import { columns } from '../table';
@@ -19,6 +20,7 @@ import { untilSignal } from './sim';
 const OPTIONS = {
   fleet: { type: 'string' },
   'demo-interval': { type: 'string' },
+  'no-dashboard': { type: 'boolean' },
 } as const;
 
 /**
@@ -33,10 +35,13 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
   const log = createLogger('mcp-fleet');
   const apiPort = positiveInt(env.MCP_FLEET_API_PORT, 'MCP_FLEET_API_PORT', 7070, 65_535);
   const agentPort = positiveInt(env.MCP_FLEET_AGENT_PORT, 'MCP_FLEET_AGENT_PORT', 7071, 65_535);
+  const webPort = positiveInt(env.PORT, 'PORT', 3000, 65_535);
 
   let sim: Sim | undefined;
   let fleet: FleetDefinition;
-  const running: { store?: Store; bus?: Bus; control?: Control; agents: Agent[] } = { agents: [] };
+  const running: { store?: Store; bus?: Bus; control?: Control; agents: Agent[]; dashboard?: Dashboard } = {
+    agents: [],
+  };
   try {
     if (values.fleet) {
       fleet = await loadFleetFile(values.fleet);
@@ -54,8 +59,17 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
     running.control = await startControl({ store, bus, log, fleet, port: apiPort, retentionDays: retentionDays() });
     for (const [i, region] of fleet.regions.entries())
       running.agents.push(await startAgent({ bus, region, metricsPort: agentPort + i, log }));
+    if (!values['no-dashboard'])
+      running.dashboard = await startDashboard({
+        db: store.db,
+        apiUrl: running.control.url,
+        port: webPort,
+        host: env.MCP_FLEET_WEB_HOST,
+        log: (m) => log.info(m),
+      });
 
     const rows = [
+      ['Dashboard', running.dashboard?.url ?? 'off (--no-dashboard)'],
       ['API', `${running.control.url}/api/servers`],
       ['Control metrics', `${running.control.url}/metrics`],
       ...running.agents.map((a) => [`Agent ${a.region}`, a.metricsUrl ?? '-']),
@@ -91,6 +105,7 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
     }
     throw err;
   } finally {
+    await running.dashboard?.close();
     await Promise.allSettled(running.agents.map((a) => a.stop()));
     await running.control?.stop();
     await running.bus?.close();

@@ -1,0 +1,1 @@
+CREATE INDEX "runs_downgrades" ON "runs" USING btree ("finished_at") WHERE "runs"."outcome" = 'downgrade';

@@ -1,0 +1,129 @@
+// Revision drift over time: how many servers negotiate each revision, bucket by bucket. It is
+// rebuilt from the current picture (test_states) and the era-move log, not from raw runs: a
+// server speaks what its newest-supported test last negotiated until a move says otherwise, so
+// the cost grows with servers and moves, never with runs.
+import { REVISION_NAMES, type Revision } from '@mcp-fleet/probe';
+import { and, asc, eq, gte, isNotNull, isNull } from 'drizzle-orm';
+import type { Db } from './db';
+import { eraMoves, servers, testStates, tests } from './schema';
+
+export interface DriftQuery {
+  since: Date;
+  until: Date;
+  /** How many points the range is cut into (each point is the picture at its bucket's end). */
+  buckets: number;
+  /** One region, or every region (a server split across regions counts under each revision it speaks). */
+  region?: string | undefined;
+}
+
+export interface DriftPoint {
+  at: Date;
+  /** Distinct servers per revision at `at`; revisions nobody speaks are 0. */
+  servers: Record<Revision, number>;
+  /** Distinct servers speaking any revision at `at`. */
+  speaking: number;
+}
+
+export interface Drift {
+  bucketMs: number;
+  points: DriftPoint[];
+}
+
+const MAX_BUCKETS = 500;
+
+export async function revisionDrift(db: Db, q: DriftQuery): Promise<Drift> {
+  const buckets = Math.max(1, Math.min(MAX_BUCKETS, Math.floor(q.buckets)));
+  const bucketMs = Math.max(1, (q.until.getTime() - q.since.getTime()) / buckets);
+  const newestActive = and(eq(tests.mode, 'newest'), isNull(tests.retiredAt), isNull(servers.retiredAt));
+  const inRegion = q.region ? eq(testStates.region, q.region) : undefined;
+
+  const [states, moves] = await db.transaction(
+    (tx) =>
+      Promise.all([
+        tx
+          .select({
+            testId: testStates.testId,
+            region: testStates.region,
+            serverId: tests.serverId,
+            current: testStates.currentRevision,
+            createdAt: tests.createdAt,
+          })
+          .from(testStates)
+          .innerJoin(tests, eq(tests.id, testStates.testId))
+          .innerJoin(servers, eq(servers.id, tests.serverId))
+          .where(and(newestActive, inRegion, isNotNull(testStates.currentRevision))),
+        // Oldest first (era_moves_at index); the walk below takes them from the newest back.
+        tx
+          .select({
+            testId: eraMoves.testId,
+            region: eraMoves.region,
+            from: eraMoves.fromRevision,
+            at: eraMoves.at,
+          })
+          .from(eraMoves)
+          .where(and(gte(eraMoves.at, q.since), q.region ? eq(eraMoves.region, q.region) : undefined))
+          .orderBy(asc(eraMoves.at), asc(eraMoves.id)),
+      ]),
+    { isolationLevel: 'repeatable read', accessMode: 'read only' },
+  );
+
+  const movesOf = new Map<string, { from: string; at: number }[]>();
+  for (const m of moves) {
+    const key = `${m.testId}\u0000${m.region}`;
+    const list = movesOf.get(key) ?? [];
+    if (list.length === 0) movesOf.set(key, list);
+    list.push({ from: m.from, at: m.at.getTime() });
+  }
+
+  const ends = Array.from({ length: buckets }, (_, i) => q.since.getTime() + (i + 1) * bucketMs);
+  const seen = ends.map(() => new Map<string, Set<string>>());
+  const speaking = ends.map(() => new Set<string>());
+  for (const s of states) {
+    const list = movesOf.get(`${s.testId}\u0000${s.region}`) ?? [];
+    let revision = s.current as string;
+    let next = list.length - 1;
+    const created = s.createdAt.getTime();
+    for (let i = buckets - 1; i >= 0; i--) {
+      const end = ends[i]!;
+      // Undo every move after this bucket's end: before it, the test spoke the move's `from`.
+      while (next >= 0 && list[next]!.at > end) revision = list[next--]!.from;
+      if (created > end) break;
+      const byRevision = seen[i]!;
+      const ids = byRevision.get(revision) ?? new Set<string>();
+      if (ids.size === 0) byRevision.set(revision, ids);
+      ids.add(s.serverId);
+      speaking[i]!.add(s.serverId);
+    }
+  }
+
+  const points = ends.map((end, i) => {
+    const counts = Object.fromEntries(REVISION_NAMES.map((r) => [r, seen[i]!.get(r)?.size ?? 0])) as Record<
+      Revision,
+      number
+    >;
+    return { at: new Date(end), servers: counts, speaking: speaking[i]!.size };
+  });
+  return { bucketMs, points };
+}
+
+/** A time range cut into about `buckets` points: the shared ranges of the dashboard and API. */
+export const RANGES = {
+  '1h': { ms: 3_600_000, buckets: 60 },
+  '24h': { ms: 86_400_000, buckets: 96 },
+  '7d': { ms: 7 * 86_400_000, buckets: 168 },
+  '30d': { ms: 30 * 86_400_000, buckets: 120 },
+} as const;
+
+export type RangeName = keyof typeof RANGES;
+
+export function isRangeName(v: unknown): v is RangeName {
+  return typeof v === 'string' && Object.hasOwn(RANGES, v);
+}
+
+/** The range ending now (rounded up to its bucket, so a refresh within a bucket draws the same points). */
+export function rangeWindow(name: RangeName, now = Date.now()): { since: Date; until: Date; buckets: number } {
+  const { ms, buckets } = RANGES[name];
+  const step = ms / buckets;
+  const until = Math.ceil(now / step) * step;
+  return { since: new Date(until - ms), until: new Date(until), buckets };
+}

@@ -1,0 +1,117 @@
+// The servers table: search, filters, sorting and one page at a time. Filtering happens in SQL
+// over one row per server (its tests' states folded together), so a page of a fleet of thousands
+// loads only its own servers' details.
+import { type Era, REVISION_NAMES, revisionInfo } from '@mcp-fleet/probe';
+import { and, asc, desc, eq, ilike, isNull, or, type SQL, sql } from 'drizzle-orm';
+import type { Db } from './db';
+import { type ServerOverview, serversOverview } from './reads';
+import { servers, testStates, tests } from './schema';
+
+export const SERVER_SORTS = ['name', 'lastRun', 'failing'] as const;
+export type ServerSort = (typeof SERVER_SORTS)[number];
+
+export interface ServersPageQuery {
+  /** Part of the name or URL, any case. */
+  search?: string | undefined;
+  /** The newest-supported test speaks this revision in some region. */
+  revision?: string | undefined;
+  era?: Era | undefined;
+  /** The server is probed in this region. */
+  region?: string | undefined;
+  /** Some test's last run ended so. */
+  outcome?: string | undefined;
+  /** Only servers with a failing test. */
+  failing?: boolean | undefined;
+  sort?: ServerSort | undefined;
+  descending?: boolean | undefined;
+  /** 1-based. */
+  page?: number | undefined;
+  pageSize?: number | undefined;
+}
+
+export interface ServersPage {
+  servers: ServerOverview[];
+  total: number;
+  page: number;
+  pageSize: number;
+  pages: number;
+}
+
+const list = (values: string[]) =>
+  sql`array[${sql.join(
+    values.map((v) => sql`${v}`),
+    sql`, `,
+  )}]::text[]`;
+
+export async function serversPage(db: Db, q: ServersPageQuery): Promise<ServersPage> {
+  const pageSize = Math.max(1, Math.min(200, Math.floor(q.pageSize ?? 50)));
+  const search = q.search?.trim();
+  const pattern = search ? `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : undefined;
+
+  const folded = db
+    .select({
+      id: servers.id,
+      name: sql<string>`${servers.name}`.as('name'),
+      revisions: sql<string[]>`coalesce(array_agg(distinct ${testStates.currentRevision})
+        filter (where ${tests.mode} = 'newest' and ${testStates.currentRevision} is not null), '{}')`.as('revisions'),
+      regions: sql<string[]>`coalesce(array_agg(distinct ${testStates.region})
+        filter (where ${testStates.region} is not null), '{}')`.as('regions'),
+      outcomes: sql<string[]>`coalesce(array_agg(distinct ${testStates.lastOutcome})
+        filter (where ${testStates.lastOutcome} is not null), '{}')`.as('outcomes'),
+      failing: sql<boolean>`coalesce(bool_or(${testStates.failing}), false)`.as('failing'),
+      lastRunAt: sql<Date | null>`max(${testStates.lastRunAt})`.as('last_run_at'),
+    })
+    .from(servers)
+    .leftJoin(tests, and(eq(tests.serverId, servers.id), isNull(tests.retiredAt)))
+    .leftJoin(testStates, eq(testStates.testId, tests.id))
+    .where(
+      and(
+        isNull(servers.retiredAt),
+        pattern ? or(ilike(servers.name, pattern), ilike(servers.url, pattern)) : undefined,
+      ),
+    )
+    .groupBy(servers.id)
+    .as('folded');
+
+  const eraRevisions = q.era ? REVISION_NAMES.filter((r) => revisionInfo(r).era === q.era) : [];
+  const filters: (SQL | undefined)[] = [
+    q.revision ? sql`${q.revision} = any(${folded.revisions})` : undefined,
+    q.era ? sql`${folded.revisions} && ${list(eraRevisions)}` : undefined,
+    q.region ? sql`${q.region} = any(${folded.regions})` : undefined,
+    q.outcome ? sql`${q.outcome} = any(${folded.outcomes})` : undefined,
+    q.failing ? sql`${folded.failing}` : undefined,
+  ];
+  const where = and(...filters);
+  const direction = q.descending ? desc : asc;
+  const order: SQL[] =
+    q.sort === 'lastRun'
+      ? [sql`${folded.lastRunAt} ${q.descending ? sql`desc nulls last` : sql`asc nulls first`}`, asc(folded.name)]
+      : q.sort === 'failing'
+        ? [direction(folded.failing), asc(folded.name)]
+        : [direction(folded.name)];
+
+  const [counted] = await db
+    .select({ n: sql<number>`count(*)`.mapWith(Number) })
+    .from(folded)
+    .where(where);
+  const total = counted?.n ?? 0;
+  const pages = Math.max(1, Math.ceil(total / pageSize));
+  const page = Math.max(1, Math.min(pages, Math.floor(q.page ?? 1)));
+  const ids = await db
+    .select({ id: folded.id })
+    .from(folded)
+    .where(where)
+    .orderBy(...order, asc(folded.id))
+    .limit(pageSize)
+    .offset((page - 1) * pageSize);
+
+  const details = await serversOverview(db, { ids: ids.map((r) => r.id) });
+  const byId = new Map(details.map((s) => [s.id, s]));
+  return {
+    servers: ids.map((r) => byId.get(r.id)).filter((s): s is ServerOverview => s !== undefined),
+    total,
+    page,
+    pageSize,
+    pages,
+  };
+}

@@ -1,0 +1,219 @@
+// Fleet overview: headline figures, revision drift, downgrades, era moves and the region matrix.
+import { downgradesOverTime, eraMovesList, fleetSummary, revisionDrift } from '@mcp-fleet/store';
+import Link from 'next/link';
+import { ChartData } from '../../components/chart-data';
+import { DowngradeChart } from '../../components/downgrade-chart';
+import { DriftChart } from '../../components/drift-chart';
+import { EraMoveTimeline } from '../../components/era-move-timeline';
+import { RegionMatrix } from '../../components/region-matrix';
+import { RevisionBadge } from '../../components/revision-badge';
+import { getDb } from '../../lib/db';
+import { ago, percent, utc } from '../../lib/format';
+import { pickRange, type SearchParams } from '../../lib/range';
+import { CURRENT_REVISION, eraOf, REVISION_NAMES, revisionColor, revisionInfo } from '../../lib/revisions';
+
+export const metadata = { title: 'Overview' };
+
+const TOP_PAIRS = 4;
+/** The timeline draws at most this many moves, the newest. */
+const TIMELINE_MOVES = 500;
+
+export default async function Overview({ searchParams }: { searchParams: SearchParams }) {
+  const range = await pickRange(await searchParams);
+  const db = await getDb();
+  const window = { since: range.since, until: range.until, buckets: range.buckets };
+  const [summary, drift, downgrades, moves] = await Promise.all([
+    fleetSummary(db, { since: range.since, until: range.until, countRuns: false }),
+    revisionDrift(db, window),
+    downgradesOverTime(db, window),
+    eraMovesList(db, { since: range.since, limit: TIMELINE_MOVES }),
+  ]);
+
+  const now = drift.points[drift.points.length - 1];
+  const onCurrent = now?.servers[CURRENT_REVISION] ?? 0;
+  const speaking = now?.speaking ?? 0;
+  const driftPoints = drift.points.map((p) => ({ at: p.at.getTime(), ...p.servers }));
+  const topPairs = downgrades.pairs.slice(0, TOP_PAIRS).map((p) => `${p.requested} → ${p.negotiated}`);
+  const downgradePoints = downgrades.points.map((p) => {
+    const row: { at: number } & Record<string, number> = { at: p.at.getTime() };
+    for (const key of topPairs) row[key] = p.pairs[key] ?? 0;
+    const other = p.total - topPairs.reduce((n, k) => n + (p.pairs[k] ?? 0), 0);
+    if (downgrades.pairs.length > TOP_PAIRS) row.other = other;
+    return row;
+  });
+  const timeline = moves.moves.map((m) => ({
+    at: m.at.getTime(),
+    level: REVISION_NAMES.indexOf(m.toRevision as (typeof REVISION_NAMES)[number]),
+    serverId: m.serverId,
+    serverName: m.serverName,
+    region: m.region,
+    from: m.fromRevision,
+    to: m.toRevision,
+    downgrade: m.downgrade,
+  }));
+
+  if (summary.servers === 0)
+    return (
+      <>
+        <h1>Fleet overview</h1>
+        <div className="panel empty">
+          <p>No servers yet.</p>
+          <p>
+            <Link className="button primary" href="/servers/new">
+              Add a server
+            </Link>{' '}
+            or apply a fleet file (<code>mcp-fleet apply mcp-fleet.yaml</code>).
+          </p>
+        </div>
+      </>
+    );
+
+  return (
+    <>
+      <h1>Fleet overview</h1>
+      <section className="headline" aria-label="Headline figures">
+        <Figure label="servers" value={summary.servers} testId="fig-servers" />
+        <Figure
+          label={`on ${CURRENT_REVISION} (current), of ${speaking} with a revision`}
+          value={percent(onCurrent, speaking)}
+          testId="fig-current"
+        />
+        <Figure
+          label="pinned tests failing"
+          value={summary.failingPinnedTests}
+          bad={summary.failingPinnedTests > 0}
+          testId="fig-failing"
+        />
+        <Figure label={`downgrades in ${range.name}`} value={downgrades.total} testId="fig-downgrades" />
+        <Figure label={`era moves in ${range.name}`} value={summary.eraMoves} testId="fig-era-moves" />
+      </section>
+
+      <div className="grid">
+        <section className="panel" aria-labelledby="drift-h">
+          <h2 id="drift-h">Revision drift</h2>
+          <p className="sub">
+            Servers negotiating each revision (their newest-supported test), last {range.name}. A server split across
+            regions counts under each revision it speaks.
+          </p>
+          <DriftChart
+            points={driftPoints}
+            series={REVISION_NAMES.map((r) => ({
+              key: r,
+              label: `${r} (${revisionInfo(r).generation})`,
+              color: revisionColor(r),
+              era: revisionInfo(r).era,
+            }))}
+          />
+          <ChartData
+            caption="Servers per revision at the end of each bucket"
+            testId="drift-data"
+            columns={['At', ...REVISION_NAMES]}
+            rows={drift.points.map((p) => [utc(p.at), ...REVISION_NAMES.map((r) => p.servers[r])])}
+          />
+        </section>
+
+        <section className="panel" aria-labelledby="downgrades-h">
+          <h2 id="downgrades-h">Downgrades</h2>
+          <p className="sub">
+            Runs where the server answered an older revision than the one offered (requested → negotiated).
+          </p>
+          {downgrades.total === 0 ? (
+            <p className="empty">No downgrades in the last {range.name}.</p>
+          ) : (
+            <>
+              <DowngradeChart
+                points={downgradePoints}
+                pairs={downgrades.pairs.length > TOP_PAIRS ? [...topPairs, 'other'] : topPairs}
+              />
+              <table data-testid="downgrade-pairs">
+                <thead>
+                  <tr>
+                    <th scope="col">Requested → negotiated</th>
+                    <th scope="col" className="num">
+                      Runs
+                    </th>
+                    <th scope="col" className="num">
+                      Servers
+                    </th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {downgrades.pairs.slice(0, 6).map((p) => (
+                    <tr key={`${p.requested}-${p.negotiated}`}>
+                      <td>
+                        <RevisionBadge revision={p.requested} /> → <RevisionBadge revision={p.negotiated} />
+                      </td>
+                      <td className="num">{p.runs}</td>
+                      <td className="num">{p.servers}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </>
+          )}
+        </section>
+      </div>
+
+      <div className="grid">
+        <section className="panel" aria-labelledby="moves-h">
+          <h2 id="moves-h">Era moves</h2>
+          <p className="sub">
+            {summary.eraMoves} moves in the last {range.name} ({summary.downgrades} to an older revision,{' '}
+            {summary.eraChanges} across eras)
+            {summary.eraMoves > timeline.length ? `; the timeline shows the newest ${timeline.length}` : ''}.{' '}
+            <Link href="/era-moves">All moves →</Link>
+          </p>
+          {timeline.length === 0 ? (
+            <p className="empty">No era moves in the last {range.name}.</p>
+          ) : (
+            <>
+              <EraMoveTimeline
+                moves={timeline}
+                revisions={[...REVISION_NAMES]}
+                since={range.since.getTime()}
+                until={range.until.getTime()}
+              />
+              <ul data-testid="latest-moves">
+                {moves.moves.slice(0, 5).map((m) => (
+                  <li key={m.id}>
+                    <Link href={`/servers/${m.serverId}`}>{m.serverName}</Link> ({m.region}): now {m.toRevision}, was{' '}
+                    {m.fromRevision}
+                    {eraOf(m.toRevision) !== eraOf(m.fromRevision) ? ' · era change' : ''}{' '}
+                    <span className="muted">{ago(m.at)}</span>
+                  </li>
+                ))}
+              </ul>
+            </>
+          )}
+        </section>
+
+        <section className="panel" aria-labelledby="matrix-h">
+          <h2 id="matrix-h">Regions × revisions</h2>
+          <p className="sub">
+            Servers per revision as each region sees them now; outlined cells disagree with the fleet.
+          </p>
+          <RegionMatrix cells={summary.byRevision} />
+        </section>
+      </div>
+    </>
+  );
+}
+
+function Figure({
+  label,
+  value,
+  bad,
+  testId,
+}: {
+  label: string;
+  value: string | number;
+  bad?: boolean;
+  testId: string;
+}) {
+  return (
+    <div className={`figure${bad ? ' bad' : ''}`} data-testid={testId}>
+      <div className="value">{value}</div>
+      <div className="label">{label}</div>
+    </div>
+  );
+}

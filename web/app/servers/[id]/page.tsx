@@ -1,0 +1,282 @@
+// The page on-call lands on: what the server speaks where, its latest detection, its tests, its
+// latency by region and its run history with "now X, was Y" rows for moves.
+import { getRun, getServer, latencyByRegion, latestDetection, runsOfServer, serversOverview } from '@mcp-fleet/store';
+import Link from 'next/link';
+import { notFound } from 'next/navigation';
+import { type DetectionEntry, DetectionTable } from '../../../components/detection-table';
+import { LatencyChart } from '../../../components/latency-chart';
+import { OutcomeText, RevisionBadge } from '../../../components/revision-badge';
+import { formatCursor, parseCursor } from '../../../lib/cursor';
+import { getDb } from '../../../lib/db';
+import { ago, utc } from '../../../lib/format';
+import { param, pickRange, type SearchParams } from '../../../lib/range';
+import { eraOf } from '../../../lib/revisions';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const HISTORY_PAGE = 30;
+
+export async function generateMetadata({ params }: { params: Promise<{ id: string }> }) {
+  const { id } = await params;
+  if (!UUID.test(id)) return { title: 'Server' };
+  const server = await getServer(await getDb(), id);
+  return { title: server?.name ?? 'Server' };
+}
+
+export default async function ServerPage({
+  params,
+  searchParams,
+}: {
+  params: Promise<{ id: string }>;
+  searchParams: SearchParams;
+}) {
+  const { id } = await params;
+  const query = await searchParams;
+  if (!UUID.test(id)) notFound();
+  const db = await getDb();
+  const range = await pickRange(query);
+
+  // A run to show (from the era-moves page), or a cursor from "Older runs".
+  const runParam = Number(param(query, 'run'));
+  const focus = Number.isSafeInteger(runParam) ? await getRun(db, runParam) : null;
+  const beforeParam = param(query, 'before');
+  const cursor = parseCursor(beforeParam);
+  const before =
+    focus?.serverId === id
+      ? { finishedAt: focus.finishedAt, id: focus.id + 1 }
+      : cursor && { finishedAt: cursor.at, id: cursor.id };
+
+  const [server, overview, detection, latency, history] = await Promise.all([
+    getServer(db, id),
+    serversOverview(db, { ids: [id] }),
+    latestDetection(db, id),
+    latencyByRegion(db, id, { since: range.since, until: range.until, buckets: range.buckets }),
+    runsOfServer(db, id, { limit: HISTORY_PAGE, before }),
+  ]);
+  if (!server || server.retiredAt) notFound();
+  const summary = overview[0];
+  const regions = [...new Set(latency.points.map((p) => p.region))].sort();
+  const latencyRows = new Map<number, { at: number } & Record<string, number>>();
+  for (const p of latency.points) {
+    const at = p.at.getTime();
+    const row = latencyRows.get(at) ?? { at };
+    row[`${p.region} p50`] = p.p50;
+    row[`${p.region} p95`] = p.p95;
+    latencyRows.set(at, row);
+  }
+  const traceUrl = process.env.MCP_FLEET_TRACE_URL;
+  const result = detection?.result as
+    | { revisions?: DetectionEntry[]; outcome?: string; newestSupported?: string }
+    | undefined;
+
+  return (
+    <>
+      <p className="muted" style={{ margin: '0 0 4px' }}>
+        <Link href="/servers">Servers</Link> /
+      </p>
+      <h1>{server.name}</h1>
+      <p className="sub" style={{ marginTop: -10 }}>
+        <span className="evidence">{server.url}</span> · every {Math.round(server.intervalMs / 1000)} s · timeout{' '}
+        {Math.round(server.timeoutMs / 1000)} s · regions {server.regions?.join(', ') ?? 'all'} ·{' '}
+        <Link href={`/servers/${id}/edit`}>Edit</Link>
+      </p>
+
+      <div className="grid">
+        <section className="panel" aria-labelledby="now-h">
+          <h2 id="now-h">Now</h2>
+          {!summary || summary.byRegion.length === 0 ? (
+            <p className="empty">Not run yet: the first runs are scheduled.</p>
+          ) : (
+            <table data-testid="regions-now">
+              <thead>
+                <tr>
+                  <th scope="col">Region</th>
+                  <th scope="col">Revision</th>
+                  <th scope="col">Era</th>
+                  <th scope="col">Last outcome</th>
+                  <th scope="col">Last run</th>
+                </tr>
+              </thead>
+              <tbody>
+                {summary.byRegion.map((r) => (
+                  <tr key={r.region}>
+                    <th scope="row">{r.region}</th>
+                    <td>
+                      <RevisionBadge revision={r.currentRevision} />
+                    </td>
+                    <td>{eraOf(r.currentRevision) ?? '—'}</td>
+                    <td>
+                      <OutcomeText outcome={r.lastOutcome} />
+                    </td>
+                    <td title={r.lastRunAt?.toISOString()}>{ago(r.lastRunAt)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+        </section>
+
+        <section className="panel" aria-labelledby="tests-h">
+          <h2 id="tests-h">Tests</h2>
+          {!summary || summary.tests.length === 0 ? (
+            <p className="empty">
+              No tests. <Link href={`/servers/${id}/edit`}>Add one</Link>.
+            </p>
+          ) : (
+            <ul data-testid="tests" style={{ paddingLeft: 18, margin: 0 }}>
+              {summary.tests.map((t) => {
+                const current = t.states.find((s) => s.currentRevision)?.currentRevision;
+                return (
+                  <li key={t.id} style={{ marginBottom: 8 }}>
+                    <strong>
+                      {t.mode === 'pinned'
+                        ? `Protocol: ${t.pinnedRevision} (pinned)`
+                        : `Protocol: Newest supported (${current ? `currently ${current}` : 'not run yet'})`}
+                    </strong>
+                    <ul style={{ paddingLeft: 18 }}>
+                      {t.states.map((s) => (
+                        <li key={s.region}>
+                          {s.region}: <OutcomeText outcome={s.lastOutcome} />
+                          {s.failing ? <span className="fail"> · failing</span> : null}
+                          {assertionMessage(s.lastAssertion) ? (
+                            <div className="fail">{assertionMessage(s.lastAssertion)}</div>
+                          ) : s.failing && s.lastMessage ? (
+                            <div className="muted">{s.lastMessage}</div>
+                          ) : null}
+                        </li>
+                      ))}
+                    </ul>
+                  </li>
+                );
+              })}
+            </ul>
+          )}
+        </section>
+      </div>
+
+      <div className="grid">
+        <section className="panel" aria-labelledby="detection-h">
+          <h2 id="detection-h">Latest detection</h2>
+          {!detection || !result?.revisions ? (
+            <p className="empty">
+              No detection yet. Detections run on the server's detection interval, or from the{' '}
+              <Link href={`/servers/${id}/edit`}>editor</Link>.
+            </p>
+          ) : (
+            <>
+              <p className="sub">
+                {result.outcome === 'DETECTED'
+                  ? `Newest supported: ${result.newestSupported}`
+                  : result.outcome === 'NONE'
+                    ? 'This URL did not identify itself as an MCP server on any revision.'
+                    : 'The server rate-limited the detection (HTTP 429).'}{' '}
+                · {utc(detection.at)}
+                {detection.region ? ` from ${detection.region}` : ''}
+              </p>
+              <DetectionTable revisions={result.revisions} />
+            </>
+          )}
+        </section>
+
+        <section className="panel" aria-labelledby="latency-h">
+          <h2 id="latency-h">Handshake latency by region</h2>
+          <p className="sub">p50 (solid) and p95 (dashed), last {range.name}.</p>
+          {regions.length === 0 ? (
+            <p className="empty">No runs in the last {range.name}.</p>
+          ) : (
+            <LatencyChart
+              points={[...latencyRows.values()]}
+              regions={regions}
+              since={range.since.getTime()}
+              until={range.until.getTime()}
+            />
+          )}
+        </section>
+      </div>
+
+      <section className="panel" aria-labelledby="history-h">
+        <h2 id="history-h">Run history</h2>
+        {history.runs.length === 0 ? (
+          <p className="empty">No runs yet.</p>
+        ) : (
+          <div className="table-wrap">
+            <table data-testid="run-history">
+              <thead>
+                <tr>
+                  <th scope="col">Finished</th>
+                  <th scope="col">Region</th>
+                  <th scope="col">Test</th>
+                  <th scope="col">Requested</th>
+                  <th scope="col">Negotiated</th>
+                  <th scope="col">Outcome</th>
+                  <th scope="col" className="num">
+                    ms
+                  </th>
+                  <th scope="col">Message</th>
+                </tr>
+              </thead>
+              <tbody>
+                {history.runs.map((r) => {
+                  const moved = r.previousRevision && r.negotiated && r.previousRevision !== r.negotiated;
+                  const cls = [moved ? 'move' : '', focus?.id === r.id ? 'highlight' : ''].join(' ').trim();
+                  const text = withoutMove(assertionMessage(r.assertion) ?? r.message, moved ? r.negotiated : null);
+                  return (
+                    <tr key={r.id} id={`run-${r.id}`} className={cls || undefined}>
+                      <td className="nowrap" title={r.finishedAt.toISOString()}>
+                        {utc(r.finishedAt)}
+                      </td>
+                      <td className="nowrap">{r.region}</td>
+                      <td>{r.mode === 'pinned' ? 'Pinned' : 'Newest supported'}</td>
+                      <td className="nowrap">{r.requested ?? '—'}</td>
+                      <td>
+                        <RevisionBadge revision={r.negotiated} />
+                      </td>
+                      <td>
+                        <OutcomeText outcome={r.outcome} />
+                      </td>
+                      <td className="num">{r.millis}</td>
+                      <td>
+                        {moved ? (
+                          <strong>
+                            now {r.negotiated}, was {r.previousRevision}
+                          </strong>
+                        ) : null}
+                        {moved && text ? ' · ' : ''}
+                        {text}
+                        {traceUrl && r.traceId ? (
+                          <>
+                            {' '}
+                            · <a href={traceUrl.replace('{traceId}', r.traceId)}>trace</a>
+                          </>
+                        ) : null}
+                      </td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          </div>
+        )}
+        <nav className="pager" aria-label="Run history pages">
+          {before && <Link href={`/servers/${id}`}>Newest runs</Link>}
+          {history.next && (
+            <Link href={`/servers/${id}?before=${formatCursor(history.next.finishedAt, history.next.id)}`}>
+              Older runs →
+            </Link>
+          )}
+        </nav>
+      </section>
+    </>
+  );
+}
+
+/** The probe's message of a move starts with "now X, was Y", which the row already shows in bold. */
+function withoutMove(message: string, negotiated: string | null): string {
+  if (!negotiated) return message;
+  const rest = message.replace(/^now \S+, was \S+(; )?/, '');
+  return rest ? rest.charAt(0).toUpperCase() + rest.slice(1) : '';
+}
+
+function assertionMessage(a: unknown): string | undefined {
+  const m = (a as { message?: unknown } | null)?.message;
+  return typeof m === 'string' ? m : undefined;
+}

@@ -1,0 +1,20 @@
+import { ServerEditor } from '../../../components/server-editor';
+import { control } from '../../../lib/control';
+import { REVISION_NAMES, revisionLabel } from '../../../lib/revisions';
+
+export const metadata = { title: 'Add server' };
+export const dynamic = 'force-dynamic';
+
+export default async function NewServer() {
+  const { regions } = await control<{ regions: string[] }>('GET', '/api/regions');
+  return (
+    <>
+      <h1>Add a server</h1>
+      <ServerEditor
+        initial={{ name: '', url: '', headerNames: [], regions: [], interval: '', timeout: '', tests: ['newest'] }}
+        fleetRegions={regions}
+        revisions={REVISION_NAMES.map((r) => ({ revision: r, label: revisionLabel(r) }))}
+      />
+    </>
+  );
+}

@@ -1,0 +1,291 @@
+'use client';
+// Add or edit a server. Typing the URL detects its protocol as seed 001's editor does: after a
+// 1.5 s pause, at once on paste or leaving the field, again when a credential changes; never
+// while an existing server's URL is untouched. Then it offers Newest supported or pinned revisions.
+import { useCallback, useEffect, useRef, useState, useTransition } from 'react';
+import { type DetectAnswer, detectProtocol, type HeaderInput, saveServer } from '../app/servers/actions';
+import { type DetectionEntry, DetectionTable } from './detection-table';
+import { urlLooksComplete } from './url-looks-complete';
+
+const PAUSE_MS = 1_500;
+
+export interface EditorInitial {
+  id?: string;
+  name: string;
+  url: string;
+  /** Stored header names; their values stay on the server. */
+  headerNames: string[];
+  regions: string[];
+  interval: string;
+  timeout: string;
+  tests: string[];
+}
+
+type Detection = { state: 'idle' } | { state: 'detecting' } | { state: 'done'; answer: DetectAnswer };
+
+export function ServerEditor({
+  initial,
+  fleetRegions,
+  revisions,
+}: {
+  initial: EditorInitial;
+  fleetRegions: string[];
+  revisions: { revision: string; label: string }[];
+}) {
+  const editing = initial.id !== undefined;
+  const [name, setName] = useState(initial.name);
+  const [url, setUrl] = useState(initial.url);
+  const [headers, setHeaders] = useState<(HeaderInput & { stored: boolean })[]>(
+    initial.headerNames.map((n) => ({ name: n, value: '', stored: true })),
+  );
+  const [regions, setRegions] = useState<string[]>(initial.regions);
+  const [interval, setInterval] = useState(initial.interval);
+  const [timeout, setTimeout_] = useState(initial.timeout);
+  const [tests, setTests] = useState<string[]>(initial.tests);
+  const [detection, setDetection] = useState<Detection>({ state: 'idle' });
+  const [error, setError] = useState<string | null>(null);
+  const [saving, startSaving] = useTransition();
+  const urlTouched = useRef(!editing);
+  const seq = useRef(0);
+  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  const lastDetected = useRef<string | null>(null);
+
+  const detect = useCallback(
+    async (target: string, hs: HeaderInput[]) => {
+      clearTimeout(timer.current);
+      if (!urlTouched.current || !urlLooksComplete(target)) return;
+      const mine = ++seq.current;
+      lastDetected.current = `${target}\n${JSON.stringify(hs)}`;
+      setDetection({ state: 'detecting' });
+      const answer = await detectProtocol({ url: target, headers: hs, serverId: initial.id }).catch(
+        (err: unknown): DetectAnswer => ({ ok: false, error: err instanceof Error ? err.message : String(err) }),
+      );
+      if (mine !== seq.current) return; // a newer URL is being detected
+      setDetection({ state: 'done', answer });
+      if (answer.ok && answer.detection.outcome === 'DETECTED' && !editing)
+        setTests((t) => (t.includes('newest') ? t : ['newest', ...t]));
+    },
+    [initial.id, editing],
+  );
+  const plainHeaders = (hs: typeof headers): HeaderInput[] => hs.map(({ name: n, value }) => ({ name: n, value }));
+  const later = (target: string, hs: HeaderInput[]) => {
+    clearTimeout(timer.current);
+    timer.current = setTimeout(() => void detect(target, hs), PAUSE_MS);
+  };
+  useEffect(() => () => clearTimeout(timer.current), []);
+
+  const onUrl = (value: string) => {
+    urlTouched.current = true;
+    setUrl(value);
+    later(value.trim(), plainHeaders(headers));
+  };
+  const now = (value: string) => {
+    const key = `${value.trim()}\n${JSON.stringify(plainHeaders(headers))}`;
+    if (key !== lastDetected.current) void detect(value.trim(), plainHeaders(headers));
+  };
+  const setHeader = (i: number, change: Partial<HeaderInput>) => {
+    const next = headers.map((h, j) => (j === i ? { ...h, ...change } : h));
+    setHeaders(next);
+    // A changed credential detects again (seed 001).
+    later(url.trim(), plainHeaders(next));
+  };
+  const toggle = (list: string[], value: string, on: boolean) =>
+    on ? [...list.filter((v) => v !== value), value] : list.filter((v) => v !== value);
+
+  const answer = detection.state === 'done' ? detection.answer : null;
+  const found = answer?.ok && answer.detection.outcome === 'DETECTED' ? answer.detection : null;
+  const supported = new Set(
+    (found?.revisions as DetectionEntry[] | undefined)?.filter((r) => r.supported).map((r) => r.revision) ?? [],
+  );
+
+  const submit = (e: React.FormEvent) => {
+    e.preventDefault();
+    setError(null);
+    startSaving(async () => {
+      const res = await saveServer({
+        id: initial.id,
+        name,
+        url,
+        headers: plainHeaders(headers),
+        regions,
+        interval,
+        timeout,
+        tests,
+      });
+      if (res && !res.ok) setError(res.error);
+    });
+  };
+
+  return (
+    <form className="editor" onSubmit={submit} aria-label={editing ? 'Edit server' : 'Add server'}>
+      {!editing && (
+        <label>
+          Name
+          <input
+            required
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+            placeholder="orders-mcp"
+            maxLength={100}
+          />
+        </label>
+      )}
+      <label>
+        URL
+        <input
+          required
+          type="url"
+          name="url"
+          value={url}
+          placeholder="https://mcp.example.com/mcp"
+          onChange={(e) => onUrl(e.target.value)}
+          onPaste={(e) => {
+            const pasted = e.clipboardData.getData('text');
+            const el = e.currentTarget;
+            // Detect at once with what the field holds after the paste.
+            requestAnimationFrame(() => {
+              urlTouched.current = true;
+              now(el.value || pasted);
+            });
+          }}
+          onBlur={(e) => urlTouched.current && now(e.target.value)}
+          aria-describedby="detection-status"
+        />
+      </label>
+
+      <fieldset>
+        <legend>Headers (credentials)</legend>
+        {headers.length === 0 && <p className="help">None. Add one for a bearer token or an API key.</p>}
+        {headers.map((h, i) => (
+          // biome-ignore lint/suspicious/noArrayIndexKey: rows are edited in place.
+          <div className="row" key={i}>
+            <label>
+              Name
+              <input
+                value={h.name}
+                onChange={(e) => setHeader(i, { name: e.target.value })}
+                placeholder="Authorization"
+              />
+            </label>
+            <label>
+              Value
+              <input
+                type="password"
+                autoComplete="off"
+                value={h.value}
+                onChange={(e) => setHeader(i, { value: e.target.value })}
+                placeholder={h.stored ? '•••••• (unchanged)' : 'Bearer …'}
+              />
+            </label>
+            <button
+              type="button"
+              onClick={() => setHeaders(headers.filter((_, j) => j !== i))}
+              aria-label={`Remove header ${h.name || i + 1}`}
+            >
+              Remove
+            </button>
+          </div>
+        ))}
+        <button type="button" onClick={() => setHeaders([...headers, { name: '', value: '', stored: false }])}>
+          Add header
+        </button>
+      </fieldset>
+
+      <section id="detection-status" aria-live="polite" data-testid="detection">
+        {detection.state === 'detecting' && <p className="notice">Detecting protocol…</p>}
+        {answer && !answer.ok && (
+          <p className="notice error">
+            Detection failed. <span className="muted">{answer.error}</span>
+          </p>
+        )}
+        {answer?.ok && answer.detection.outcome === 'NONE' && (
+          <p className="notice">This URL did not identify itself as an MCP server on any revision.</p>
+        )}
+        {answer?.ok && answer.detection.outcome === 'RATE_LIMITED' && (
+          <p className="notice">The server rate-limited the detection (HTTP 429); try again later.</p>
+        )}
+        {answer?.ok && answer.detection.revisions.length > 0 && answer.detection.outcome !== 'RATE_LIMITED' && (
+          <DetectionTable revisions={answer.detection.revisions as DetectionEntry[]} />
+        )}
+        {answer && (
+          <button
+            type="button"
+            className="link-button"
+            onClick={() => {
+              urlTouched.current = true;
+              void detect(url.trim(), plainHeaders(headers));
+            }}
+          >
+            Detect again
+          </button>
+        )}
+      </section>
+
+      <fieldset>
+        <legend>Protocol revision</legend>
+        <p className="help">
+          Newest supported runs against the newest protocol revision the server speaks and moves with it when the server
+          changes. A dated revision pins the test and it fails if the server stops accepting it.
+        </p>
+        <label className="check">
+          <input
+            type="checkbox"
+            checked={tests.includes('newest')}
+            onChange={(e) => setTests(toggle(tests, 'newest', e.target.checked))}
+          />
+          Newest supported
+          {found?.newestSupported ? <span className="muted">currently {found.newestSupported}</span> : null}
+        </label>
+        {revisions.map((r) => (
+          <label className="check" key={r.revision}>
+            <input
+              type="checkbox"
+              checked={tests.includes(r.revision)}
+              onChange={(e) => setTests(toggle(tests, r.revision, e.target.checked))}
+            />
+            {r.label}
+            {found && !supported.has(r.revision) ? <span className="muted">(not supported now)</span> : null}
+          </label>
+        ))}
+        <p className="help">Saving a pinned test runs it once first; it is saved only if it passes.</p>
+      </fieldset>
+
+      <fieldset>
+        <legend>Regions</legend>
+        <p className="help">None ticked: every region of the fleet.</p>
+        {fleetRegions.map((r) => (
+          <label className="check" key={r}>
+            <input
+              type="checkbox"
+              checked={regions.includes(r)}
+              onChange={(e) => setRegions(toggle(regions, r, e.target.checked))}
+            />
+            {r}
+          </label>
+        ))}
+      </fieldset>
+
+      <div className="row">
+        <label>
+          Interval
+          <input value={interval} onChange={(e) => setInterval(e.target.value)} placeholder="60s" size={8} />
+        </label>
+        <label>
+          Timeout
+          <input value={timeout} onChange={(e) => setTimeout_(e.target.value)} placeholder="10s" size={8} />
+        </label>
+      </div>
+
+      {error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
+      <div className="row">
+        <button type="submit" className="primary" disabled={saving}>
+          {saving ? (tests.some((t) => t !== 'newest') ? 'Saving (running the pinned tests)…' : 'Saving…') : 'Save'}
+        </button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,48 @@
+// Control's API, for the changes the dashboard makes: the control plane owns the fleet, its
+// target policy and the rule that a pinned test is run once before it is saved.
+import 'server-only';
+import { shared } from './shared';
+
+export function apiUrl(): string {
+  return (
+    shared().apiUrl ?? process.env.MCP_FLEET_API_URL ?? `http://127.0.0.1:${process.env.MCP_FLEET_API_PORT ?? '7070'}`
+  );
+}
+
+export class ControlError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly body: unknown,
+  ) {
+    super(message);
+  }
+}
+
+export async function control<T>(method: string, path: string, body?: unknown): Promise<T> {
+  let res: Response;
+  try {
+    res = await fetch(new URL(path, apiUrl()), {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? null : JSON.stringify(body),
+      cache: 'no-store',
+      redirect: 'error',
+      signal: AbortSignal.timeout(30_000),
+    });
+  } catch (err) {
+    throw new ControlError(0, `the control plane at ${apiUrl()} did not answer (${(err as Error).message})`, null);
+  }
+  const text = await res.text();
+  let json: unknown = null;
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {
+    // Not JSON: keep the status.
+  }
+  if (!res.ok) {
+    const message = (json as { error?: unknown } | null)?.error;
+    throw new ControlError(res.status, typeof message === 'string' ? message : `HTTP ${res.status}`, json);
+  }
+  return json as T;
+}

@@ -1,0 +1,18 @@
+// What `mcp-fleet up` hands the dashboard running in its process. A global, not a module variable:
+// Next bundles the app, so its copy of this module is not the one the CLI imported.
+import type { Db, Store } from '@mcp-fleet/store';
+
+export interface Shared {
+  db?: Db | undefined;
+  opening?: Promise<Store> | undefined;
+  /** Control's API, for what the dashboard changes (servers, tests) and asks (detection). */
+  apiUrl?: string | undefined;
+}
+
+const KEY = Symbol.for('mcp-fleet.web');
+
+export function shared(): Shared {
+  const g = globalThis as unknown as Record<symbol, Shared | undefined>;
+  g[KEY] ??= {};
+  return g[KEY];
+}

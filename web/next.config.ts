@@ -1,0 +1,13 @@
+// The dashboard reads through @mcp-fleet/store, whose TypeScript Next compiles with the app;
+// the database drivers and the probe's HTTP client stay ordinary Node packages.
+import type { NextConfig } from 'next';
+
+const config: NextConfig = {
+  transpilePackages: ['@mcp-fleet/store', '@mcp-fleet/probe'],
+  serverExternalPackages: ['@electric-sql/pglite', 'pg', 'drizzle-orm', 'undici', 'eventsource-parser'],
+  poweredByHeader: false,
+  // `npm test` type-checks the workspace with tsc; the build need not do it twice.
+  typescript: { ignoreBuildErrors: true },
+};
+
+export default config;

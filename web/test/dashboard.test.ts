@@ -1,0 +1,272 @@
+// The dashboard end to end: a real monitor (Postgres, NATS, control, two regional agents, SDK
+// servers from fleet-sim), the built Next app as its own process, and Debian's Chromium.
+import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
+import { createServer, type FleetSummary, type ServerOverview } from '@mcp-fleet/store';
+import { waitFor } from '@mcp-fleet/testkit';
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Monitor, startMonitor } from '../../services/control/test/support';
+import { launchBrowser } from '../tools/browser';
+import { type DashboardProcess, startDashboardProcess } from '../tools/next-process';
+
+const REVISIONS = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25', '2026-07-28'];
+
+let m: Monitor;
+let extra: Sim;
+let web: DashboardProcess;
+let browser: Awaited<ReturnType<typeof launchBrowser>>;
+let context: BrowserContext;
+let page: Page;
+
+const servers = async () => (await m.api<{ servers: ServerOverview[] }>('/api/servers')).body.servers;
+const byName = async (name: string) => (await servers()).find((s) => s.name === name)!;
+/** Servers per revision as the API reports them: newest-supported tests, any region. */
+const perRevision = (list: ServerOverview[]) =>
+  Object.fromEntries(
+    REVISIONS.map((r) => [
+      r,
+      list.filter((s) => s.tests.some((t) => t.mode === 'newest' && t.states.some((st) => st.currentRevision === r)))
+        .length,
+    ]),
+  );
+
+beforeAll(async () => {
+  m = await startMonitor(
+    'postgres+nats',
+    [{ name: 'modern' }, { name: 'drifter' }, { name: 'sessions-2025-11-25', tests: ['newest', '2025-11-25'] }],
+    { interval: '2s' },
+  );
+  extra = await startSim({ only: ['legacy-sse'] });
+  web = await startDashboardProcess({ DATABASE_URL: m.databaseUrl!, MCP_FLEET_API_URL: m.control.url });
+  browser = await launchBrowser();
+  context = browser.context;
+  page = await context.newPage();
+  // Every server has spoken in both regions before the pages are read.
+  await waitFor(
+    'every server to have run in both regions',
+    async () => (await servers()).every((s) => s.byRegion.length === 2 && s.byRegion.every((r) => r.currentRevision)),
+    30_000,
+  );
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await web?.stop();
+  await extra?.close();
+  await m?.close();
+});
+
+describe('dashboard', () => {
+  it('draws the overview from the database: headline, drift, region matrix', async () => {
+    const list = await servers();
+    const summary = (await m.api<FleetSummary>('/api/fleet/summary?range=1h')).body;
+    await page.goto(`${web.url}/?range=1h`);
+    await expect.poll(() => page.locator('[data-testid=fig-servers] .value').textContent()).toBe(String(list.length));
+
+    // The stacked areas are drawn (recharts renders after hydration): one per revision, and the
+    // revisions servers speak have an area with height.
+    const areas = page.locator('[data-testid=drift-chart] .recharts-area-area');
+    await areas.first().waitFor({ state: 'attached' });
+    expect(await areas.count()).toBe(REVISIONS.length);
+    for (const r of ['2025-11-25', '2026-07-28']) {
+      const box = await page.locator(`[data-testid=drift-chart] .recharts-area-area[name^="${r}"]`).boundingBox();
+      expect(box?.height, r).toBeGreaterThan(5);
+    }
+
+    // The last point of the drift equals what the API says the servers speak now.
+    await page.getByText('Data').first().click();
+    const lastRow = await page.locator('[data-testid=drift-data] tbody tr').last().locator('td').allTextContents();
+    const expected = perRevision(list);
+    expect(lastRow.slice(1).map(Number)).toEqual(REVISIONS.map((r) => expected[r]));
+    expect(expected['2026-07-28']).toBe(1);
+    expect(expected['2025-11-25']).toBe(2);
+
+    // The region × revision matrix shows the API's per-region counts.
+    for (const region of ['eu-west', 'us-east']) {
+      const cells = await page
+        .locator('[data-testid=region-matrix] tr', { hasText: region })
+        .locator('td')
+        .allTextContents();
+      const want = REVISIONS.map(
+        (r) => summary.byRevision.find((b) => b.region === region && b.revision === r)?.servers ?? 0,
+      );
+      expect(cells.map((c) => Number(c.split(' ')[0]))).toEqual(want);
+    }
+
+    // By era folds the same servers into two areas.
+    await page.getByRole('button', { name: 'By era' }).click();
+    await expect.poll(() => page.locator('[data-testid=drift-chart] .recharts-area-area').count()).toBe(2);
+  });
+
+  it('adds a server through the form: detection, then its tests, a failing pin refused', async () => {
+    const url = extra.target('legacy-sse').url;
+    await page.goto(`${web.url}/servers/new`);
+    await page.getByLabel('Name').fill('added-legacy');
+    // Short enough that its first runs come within the test.
+    await page.getByLabel('Interval').fill('2s');
+    await page.getByLabel('Timeout').fill('1500ms');
+    // Everything the detection area ever says, in order.
+    await page.evaluate(() => {
+      const area = document.querySelector('[data-testid=detection]')!;
+      const seen: string[] = [];
+      (window as unknown as { detectionTexts: string[] }).detectionTexts = seen;
+      new MutationObserver(() => seen.push(area.textContent ?? '')).observe(area, {
+        childList: true,
+        subtree: true,
+        characterData: true,
+      });
+    });
+    await page.getByLabel('URL').click();
+    await page.keyboard.type(url, { delay: 5 });
+    const texts = () => page.evaluate(() => (window as unknown as { detectionTexts: string[] }).detectionTexts);
+    // Nothing while typing; after the pause, "Detecting protocol…", then the revisions table.
+    expect(await texts()).toEqual([]);
+    const table = page.locator('[data-testid=detection] [data-testid=detection-table]');
+    await table.waitFor({ timeout: 30_000 }).catch(async (err) => {
+      throw new Error(`${err.message}\ndetection area said: ${JSON.stringify(await texts())}\n${web.output()}`);
+    });
+    expect((await texts())[0]).toBe('Detecting protocol…');
+    const rows = await table.locator('tbody tr').allTextContents();
+    expect(rows).toHaveLength(5);
+    expect(rows.find((r) => r.startsWith('2024-11-05'))).toContain('Supported');
+    expect(rows.find((r) => r.startsWith('2026-07-28'))).toContain('Not supported');
+    // The evidence of an unsupported revision is shown (status or failure, first bytes).
+    expect(rows.find((r) => r.startsWith('2026-07-28'))).toMatch(/HTTP \d{3}|refused|reset|timeout/i);
+    await expect.poll(() => page.getByText('currently 2024-11-05').count()).toBe(1);
+    await expect.poll(() => page.getByLabel('Newest supported').isChecked()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Detect again' }).count()).toBe(1);
+
+    // A pin the server does not accept today cannot be saved.
+    await page.getByLabel('2025-03-26 · sessions · not the current revision').check();
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expect
+      .poll(() => page.locator('form p[role=alert]').textContent(), { timeout: 20_000 })
+      .toContain('did not pass');
+    expect((await servers()).some((s) => s.name === 'added-legacy')).toBe(false);
+
+    await page.getByLabel('2025-03-26 · sessions · not the current revision').uncheck();
+    await page.getByLabel('2024-11-05 · HTTP+SSE transport · deprecated, eligible for removal').check();
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.waitForURL(/\/servers\/[0-9a-f-]{36}$/, { timeout: 20_000 });
+    await page.getByRole('heading', { name: 'added-legacy' }).waitFor();
+
+    const added = await byName('added-legacy');
+    expect(added.url).toBe(url);
+    expect([added.intervalMs, added.timeoutMs]).toEqual([2_000, 1_500]);
+    expect(added.tests.map((t) => (t.mode === 'newest' ? 'newest' : t.pinnedRevision)).sort()).toEqual([
+      '2024-11-05',
+      'newest',
+    ]);
+    await expect.poll(() => page.getByText('Protocol: 2024-11-05 (pinned)').count()).toBe(1);
+    // Its first runs arrive and the page shows them after a refresh.
+    await waitFor(
+      'the added server to run in both regions',
+      async () => {
+        const s = await byName('added-legacy');
+        return s.byRegion.length === 2 && s.byRegion.every((r) => r.currentRevision === '2024-11-05');
+      },
+      20_000,
+    );
+    await page.reload();
+    await expect
+      .poll(() => page.locator('[data-testid=regions-now] tbody tr').allTextContents())
+      .toEqual([expect.stringContaining('2024-11-05'), expect.stringContaining('2024-11-05')]);
+  });
+
+  it('shows a scripted drift as an era move on the server page and the era-moves page', async () => {
+    const drifter = await byName('drifter');
+    expect(drifter.byRegion.map((r) => r.currentRevision)).toEqual(['2025-11-25', '2025-11-25']);
+    m.sim.drift('drifter', ['2026-07-28']);
+    await waitFor(
+      'the drifter to move to 2026-07-28 in both regions',
+      async () => {
+        const { body } = await m.api<{ moves: { serverName: string; toRevision: string }[] }>(
+          '/api/era-moves?range=1h',
+        );
+        return body.moves.filter((mv) => mv.serverName === 'drifter' && mv.toRevision === '2026-07-28').length === 2;
+      },
+      30_000,
+    );
+
+    await page.goto(`${web.url}/servers/${drifter.id}`);
+    await page
+      .locator('[data-testid=run-history] tr.move', { hasText: 'now 2026-07-28, was 2025-11-25' })
+      .first()
+      .waitFor();
+
+    await page.goto(`${web.url}/era-moves`);
+    const row = page.locator('[data-testid=era-moves] tbody tr', { hasText: 'drifter' }).first();
+    await row.waitFor();
+    expect(await row.textContent()).toMatch(/now\s*2026-07-28\s*, was\s*2025-11-25/);
+    expect(await row.textContent()).toContain('era change');
+    await row.getByRole('link', { name: /^run \d+$/ }).click();
+    await page.waitForURL(new RegExp(`/servers/${drifter.id}\\?run=\\d+`));
+    expect(await page.locator('[data-testid=run-history] tr.highlight').textContent()).toContain('now 2026-07-28');
+
+    // The overview counts it and puts it on the timeline.
+    await page.goto(`${web.url}/?range=1h`);
+    await expect
+      .poll(async () => Number(await page.locator('[data-testid=fig-era-moves] .value').textContent()))
+      .toBeGreaterThanOrEqual(2);
+    await page.locator('[data-testid=era-move-timeline] .recharts-scatter-symbol').first().waitFor();
+    expect(await page.locator('[data-testid=latest-moves]').textContent()).toContain('drifter');
+  });
+
+  it('filters, sorts and pages the servers table', async () => {
+    for (let i = 0; i < 60; i++)
+      await createServer(m.store.db, {
+        name: `pad-${String(i).padStart(3, '0')}`,
+        url: `http://127.0.0.1:9/pad-${i}`,
+        intervalMs: 3_600_000,
+        timeoutMs: 1_000,
+      });
+    const total = (await servers()).length;
+    expect(total).toBe(64);
+
+    await page.goto(`${web.url}/servers`);
+    expect(await page.getByTestId('servers-count').textContent()).toBe('64 servers · page 1 of 2');
+    expect(await page.locator('[data-testid=servers-table] tbody tr').count()).toBe(50);
+    await page.getByRole('link', { name: 'Next →' }).click();
+    await page.waitForURL(/page=2/);
+    expect(await page.locator('[data-testid=servers-table] tbody tr').count()).toBe(14);
+
+    // Filter by revision through the form: exactly the servers the API says speak it.
+    await page.goto(`${web.url}/servers`);
+    await page.getByLabel('Revision').selectOption('2026-07-28');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.waitForURL(/revision=2026-07-28/);
+    const modernNames = (await servers())
+      .filter((s) => s.byRegion.some((r) => r.currentRevision === '2026-07-28'))
+      .map((s) => s.name)
+      .sort();
+    expect(modernNames).toEqual(['drifter', 'modern']);
+    expect(await page.locator('[data-testid=servers-table] tbody th a').allTextContents()).toEqual(modernNames);
+
+    await page.goto(`${web.url}/servers?era=legacy`);
+    expect(await page.locator('[data-testid=servers-table] tbody th a').allTextContents()).toEqual([
+      'added-legacy',
+      'sessions-2025-11-25',
+    ]);
+
+    await page.goto(`${web.url}/servers?q=pad-05`);
+    expect(await page.getByTestId('servers-count').textContent()).toBe('10 servers');
+
+    // Sorted by last run, newest first: servers never run go last.
+    await page.goto(`${web.url}/servers?sort=lastRun&dir=desc`);
+    const names = await page.locator('[data-testid=servers-table] tbody th a').allTextContents();
+    expect(names.slice(0, 4).sort()).toEqual(['added-legacy', 'drifter', 'modern', 'sessions-2025-11-25']);
+    expect(names[4]).toBe('pad-000');
+
+    await page.goto(`${web.url}/servers?q=no-such-server`);
+    await page.getByText('No server matches these filters.').waitFor();
+  });
+
+  it('answers an unknown server with the not-found page and a bad range with the default', async () => {
+    const res = await page.goto(`${web.url}/servers/00000000-0000-0000-0000-000000000000`);
+    expect(res?.status()).toBe(404);
+    await page.getByRole('heading', { name: 'Not found' }).waitFor();
+    const bad = await page.goto(`${web.url}/?range=forever`);
+    expect(bad?.status()).toBe(200);
+    expect(await page.locator('[data-testid=fig-era-moves] .label').textContent()).toContain('24h');
+  });
+});
