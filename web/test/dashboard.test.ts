@@ -1,8 +1,8 @@
 // The dashboard end to end: a real monitor (Postgres, NATS, control, two regional agents, SDK
 // servers from fleet-sim), the built Next app as its own process, and Debian's Chromium.
-import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
-import { createServer, type FleetSummary, type ServerOverview } from '@mcp-fleet/store';
-import { waitFor } from '@mcp-fleet/testkit';
+import { SIM_BEARER_TOKEN, type Sim, startSim } from '@mcp-fleet/fleet-sim';
+import { createServer, type FleetSummary, getServer, openStore, type ServerOverview } from '@mcp-fleet/store';
+import { createTestDatabase, waitFor } from '@mcp-fleet/testkit';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Monitor, startMonitor } from '../../services/control/test/support';
@@ -36,7 +36,7 @@ beforeAll(async () => {
     [{ name: 'modern' }, { name: 'drifter' }, { name: 'sessions-2025-11-25', tests: ['newest', '2025-11-25'] }],
     { interval: '2s' },
   );
-  extra = await startSim({ only: ['legacy-sse'] });
+  extra = await startSim({ only: ['legacy-sse', 'bearer'] });
   web = await startDashboardProcess({ DATABASE_URL: m.databaseUrl!, MCP_FLEET_API_URL: m.control.url });
   browser = await launchBrowser();
   context = browser.context;
@@ -261,6 +261,60 @@ describe('dashboard', () => {
     await page.getByText('No server matches these filters.').waitFor();
   });
 
+  it('edits a server: its tests and interval change, a stored credential stays on the server', async () => {
+    const created = await m.api<{ server: { id: string } }>('/api/servers', {
+      method: 'POST',
+      json: {
+        name: 'secured',
+        url: extra.target('bearer').url,
+        headers: { Authorization: `Bearer ${SIM_BEARER_TOKEN}` },
+        interval: '2s',
+        timeout: '1500ms',
+        tests: [{ revision: 'newest' }],
+      },
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.server.id;
+    await page.goto(`${web.url}/servers/${id}/edit`);
+    // The credential's name is shown, its value never leaves the server.
+    expect(await page.content()).not.toContain(SIM_BEARER_TOKEN);
+    expect(await page.locator('fieldset', { hasText: 'Headers' }).getByLabel('Name').inputValue()).toBe(
+      'Authorization',
+    );
+    const value = page.locator('fieldset', { hasText: 'Headers' }).getByLabel('Value');
+    expect([await value.inputValue(), await value.getAttribute('placeholder')]).toEqual(['', '•••••• (unchanged)']);
+    // An existing server's untouched URL is not detected.
+    await page.waitForTimeout(2_000);
+    expect(await page.getByTestId('detection').textContent()).toBe('');
+
+    // Sending the stored credential to another origin is refused; the detection says why.
+    await page.getByLabel('URL').fill(extra.target('legacy-sse').url);
+    await page.getByLabel('URL').blur();
+    await expect
+      .poll(() => page.getByTestId('detection').textContent(), { timeout: 15_000 })
+      .toContain('Detection failed. header Authorization: enter its value again');
+    await page.getByLabel('URL').fill(extra.target('bearer').url);
+    await page.getByLabel('URL').blur();
+    await page.locator('[data-testid=detection] [data-testid=detection-table]').waitFor({ timeout: 30_000 });
+
+    await page.getByLabel('Interval').fill('3s');
+    await page.getByLabel('2025-11-25 · sessions · not the current revision').check();
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.waitForURL(new RegExp(`/servers/${id}$`), { timeout: 20_000 });
+    const stored = await getServer(m.store.db, id);
+    expect(stored?.headers).toEqual({ Authorization: `Bearer ${SIM_BEARER_TOKEN}` });
+    expect(stored?.intervalMs).toBe(3_000);
+    const tests = (await byName('secured')).tests.map((t) => (t.mode === 'newest' ? 'newest' : t.pinnedRevision));
+    expect(tests.sort()).toEqual(['2025-11-25', 'newest']);
+
+    // Unticking a test retires it.
+    await page.goto(`${web.url}/servers/${id}/edit`);
+    await page.getByLabel('2025-11-25 · sessions · not the current revision').uncheck();
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.waitForURL(new RegExp(`/servers/${id}$`), { timeout: 20_000 });
+    expect((await byName('secured')).tests.map((t) => t.mode)).toEqual(['newest']);
+  });
+
   it('answers an unknown server with the not-found page and a bad range with the default', async () => {
     const res = await page.goto(`${web.url}/servers/00000000-0000-0000-0000-000000000000`);
     expect(res?.status()).toBe(404);
@@ -268,5 +322,38 @@ describe('dashboard', () => {
     const bad = await page.goto(`${web.url}/?range=forever`);
     expect(bad?.status()).toBe(200);
     expect(await page.locator('[data-testid=fig-era-moves] .label').textContent()).toContain('24h');
+  });
+});
+
+describe('dashboard without data, a database or control', () => {
+  it('says so: empty pages on an empty fleet, an error page when the database or control is gone', async () => {
+    const empty = await createTestDatabase('mcpfleet_web_empty');
+    const store = await openStore({ databaseUrl: empty.url });
+    await store.migrate();
+    await store.close();
+    const bare = await startDashboardProcess({ DATABASE_URL: empty.url, MCP_FLEET_API_URL: 'http://127.0.0.1:9' });
+    const noDb = await startDashboardProcess({
+      DATABASE_URL: empty.url.replace(empty.name, `${empty.name}_missing`),
+      MCP_FLEET_API_URL: 'http://127.0.0.1:9',
+    });
+    try {
+      await page.goto(`${bare.url}/`);
+      await page.getByText('No servers yet.').waitFor();
+      await page.goto(`${bare.url}/servers`);
+      await page.getByText('No servers yet.').waitFor();
+      await page.goto(`${bare.url}/era-moves`);
+      await page.getByText('No era moves match').waitFor();
+      // The editor needs control (regions, detection): without it the page says it could not load.
+      await page.goto(`${bare.url}/servers/new`);
+      await page.getByRole('heading', { name: 'This page could not be loaded' }).waitFor();
+      await page.goto(`${noDb.url}/`);
+      await page.getByRole('heading', { name: 'This page could not be loaded' }).waitFor();
+      await page.getByRole('button', { name: 'Try again' }).waitFor();
+      expect(noDb.output()).toMatch(/does not exist/);
+    } finally {
+      await bare.stop();
+      await noDb.stop();
+      await empty.drop();
+    }
   });
 });

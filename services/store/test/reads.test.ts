@@ -74,6 +74,12 @@ describe.each(BACKENDS)('reading the fleet on %s', (_name, make) => {
         currentRevision: '2026-07-28',
         lastOutcome: 'unsupported_version',
         lastMessage: 'Server no longer speaks protocol 2025-06-18',
+        lastAssertion: {
+          name: 'mcp.protocol.revision',
+          expected: '2025-06-18',
+          actual: '2026-07-28',
+          message: 'Server no longer speaks protocol 2025-06-18',
+        },
         lastRunAt: minute(4),
         failing: true,
       },
@@ -82,6 +88,7 @@ describe.each(BACKENDS)('reading the fleet on %s', (_name, make) => {
         currentRevision: '2025-03-26',
         lastOutcome: 'downgrade',
         lastMessage: 'The handshake succeeded.',
+        lastAssertion: null,
         lastRunAt: minute(3),
         failing: false,
       },
@@ -108,6 +115,9 @@ describe.each(BACKENDS)('reading the fleet on %s', (_name, make) => {
     );
     expect(B!.byRegion).toMatchObject([{ region: 'eu-west', currentRevision: '2026-07-28', lastRunAt: minute(5) }]);
     expect(D).toMatchObject({ id: d.id, tests: [], byRegion: [] });
+    // A page of servers reads only the ids it is given.
+    expect((await serversOverview(store.db, { ids: [b.id] })).map((s) => s.name)).toEqual(['b-billing']);
+    expect(await serversOverview(store.db, { ids: [] })).toEqual([]);
   });
 
   it('pages a server’s runs newest first, ties broken by id', async () => {

@@ -10,7 +10,7 @@ import {
 } from '@mcp-fleet/control';
 import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
 import { openStore, type Store } from '@mcp-fleet/store';
-import { type Dashboard, startDashboard } from '@mcp-fleet/web';
+import type { Dashboard } from '@mcp-fleet/web';
 import { parse, positiveInt, retentionDays } from '../args';
 import { demoDrift, demoFleetYaml } from '../demo-fleet';
 import { columns } from '../table';
@@ -59,7 +59,9 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
     running.control = await startControl({ store, bus, log, fleet, port: apiPort, retentionDays: retentionDays() });
     for (const [i, region] of fleet.regions.entries())
       running.agents.push(await startAgent({ bus, region, metricsPort: agentPort + i, log }));
-    if (!values['no-dashboard'])
+    if (!values['no-dashboard']) {
+      // Loaded only here: Next.js takes seconds to import, which no other verb should pay.
+      const { startDashboard } = await import('@mcp-fleet/web');
       running.dashboard = await startDashboard({
         db: store.db,
         apiUrl: running.control.url,
@@ -67,6 +69,7 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
         host: env.MCP_FLEET_WEB_HOST,
         log: (m) => log.info(m),
       });
+    }
 
     const rows = [
       ['Dashboard', running.dashboard?.url ?? 'off (--no-dashboard)'],
