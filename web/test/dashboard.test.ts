@@ -350,6 +350,10 @@ describe('dashboard without data, a database or control', () => {
       await page.getByRole('heading', { name: 'This page could not be loaded' }).waitFor();
       await page.getByRole('button', { name: 'Try again' }).waitFor();
       expect(noDb.output()).toMatch(/does not exist/);
+      // Container probes: alive either way, ready only with its database.
+      expect((await fetch(`${noDb.url}/healthz`)).status).toBe(200);
+      expect((await fetch(`${noDb.url}/readyz`)).status).toBe(503);
+      expect((await fetch(`${bare.url}/readyz`)).status).toBe(200);
     } finally {
       await bare.stop();
       await noDb.stop();

@@ -20,7 +20,7 @@ Usage:
                       [--header 'Name: value']... [--timeout ms] [--json]
   mcp-fleet bench handshake <url> [--revision newest|<revision>] [--concurrency N]
                       [--seconds S] [--header ...] [--timeout ms] [--json]
-  mcp-fleet sim [--port base]          start the simulated fleet and print its targets
+  mcp-fleet sim [--port base] [--drift] start the simulated fleet and print its targets
   mcp-fleet demo [--port base] [--once] start the fleet and detect every target
   mcp-fleet up [--fleet mcp-fleet.yaml] [--no-dashboard]
                                        the whole monitor on one machine (no file: the demo fleet)

@@ -1,8 +1,9 @@
 // The dashboard reads through @mcp-fleet/store, whose TypeScript Next compiles with the app;
-// the database drivers and the probe's HTTP client stay ordinary Node packages.
-import type { NextConfig } from 'next';
+// the database drivers and the probe's HTTP client stay ordinary Node packages. Plain JavaScript,
+// so `next start` in the slim image needs no TypeScript at run time.
 
-const config: NextConfig = {
+/** @type {import('next').NextConfig} */
+const config = {
   transpilePackages: ['@mcp-fleet/store', '@mcp-fleet/probe'],
   serverExternalPackages: ['@electric-sql/pglite', 'pg', 'drizzle-orm', 'undici', 'eventsource-parser'],
   poweredByHeader: false,

@@ -1,0 +1,43 @@
+# syntax=docker/dockerfile:1
+# Two small images from one build:
+#   services  the mcp-fleet command (control, agent, sim, up); TypeScript runs through tsx
+#   web       the dashboard (next start)
+# Built with every dependency, then trimmed to what runs; both run as the unprivileged `node` user.
+ARG NODE_IMAGE=node:20.20-bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+ENV NEXT_TELEMETRY_DISABLED=1 TURBO_TELEMETRY_DISABLED=1
+COPY . .
+RUN npm ci \
+ && npm run build --workspace @mcp-fleet/web \
+ && npm prune --omit=dev \
+ && rm -rf web/.next/cache
+
+FROM ${NODE_IMAGE} AS services
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=build --chown=node:node /app/package.json /app/package-lock.json ./
+COPY --from=build --chown=node:node /app/node_modules ./node_modules
+COPY --from=build --chown=node:node /app/services ./services
+COPY --from=build --chown=node:node /app/migrations ./migrations
+# `up` without DATABASE_URL keeps its embedded database here.
+RUN mkdir -p /app/.mcp-fleet && chown node:node /app /app/.mcp-fleet
+USER node
+# control's API and /metrics; an agent's /metrics (set MCP_FLEET_API_HOST / MCP_FLEET_AGENT_HOST=0.0.0.0).
+EXPOSE 7070 7071
+ENTRYPOINT ["node", "services/cli/bin/mcp-fleet.js"]
+CMD ["help"]
+
+FROM ${NODE_IMAGE} AS web
+ENV NODE_ENV=production NEXT_TELEMETRY_DISABLED=1 PORT=3000
+WORKDIR /app
+COPY --from=build --chown=node:node /app/package.json ./
+COPY --from=build --chown=node:node /app/node_modules ./node_modules
+COPY --from=build --chown=node:node /app/services ./services
+COPY --from=build --chown=node:node /app/web ./web
+USER node
+EXPOSE 3000
+HEALTHCHECK --interval=10s --timeout=3s --start-period=20s \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+process.env.PORT+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+CMD ["node", "node_modules/next/dist/bin/next", "start", "web", "-H", "0.0.0.0"]
