@@ -8,6 +8,11 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Test files start their own fleets on ephemeral loopback ports, so they can run side by side.
     pool: 'forks',
+    // Tests never leave loopback: a connection anywhere else fails the test (see the file).
+    setupFiles: ['services/probe/test/loopback-guard.ts'],
+    // The key that seals stored credentials in tests (and the processes they start): Postgres needs
+    // one to store a server's headers. A test key, used nowhere else.
+    env: { MCP_FLEET_SECRET_KEY: 'dGVzdHMgb25seTogbWNwLWZsZWV0IHRlc3Qga2V5ISE=' },
     reporters: [process.env.CI ? 'verbose' : 'default', new SummaryReporter()],
   },
 });

@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Db } from '@mcp-fleet/store';
 import next from 'next';
+import { resetWebAuth, webAuth } from './lib/auth-core';
 import { shared } from './lib/shared';
 
 export const WEB_DIR = dirname(fileURLToPath(import.meta.url));
@@ -17,6 +18,8 @@ export interface DashboardOptions {
   db: Db;
   /** Control's API base URL. */
   apiUrl: string;
+  /** The dashboard's token for control (admin scope to change the fleet); never sent to a browser. */
+  apiToken?: string | undefined;
   port: number;
   host?: string | undefined;
   log?: ((msg: string) => void) | undefined;
@@ -56,7 +59,11 @@ export async function build(log?: (msg: string) => void): Promise<void> {
 export async function startDashboard(opts: DashboardOptions): Promise<Dashboard> {
   if (!isBuilt()) await build(opts.log);
   const hostname = opts.host ?? '127.0.0.1';
-  Object.assign(shared(), { db: opts.db, apiUrl: opts.apiUrl });
+  // Sign-in reads this process's environment (MCP_FLEET_WEB_PASSWORD, the API tokens): checked now,
+  // so a bad setting stops the start rather than every page.
+  resetWebAuth();
+  webAuth();
+  Object.assign(shared(), { db: opts.db, apiUrl: opts.apiUrl, apiToken: opts.apiToken });
   const app = next({ dev: false, dir: WEB_DIR, hostname, port: opts.port, quiet: true });
   await app.prepare();
   const handle = app.getRequestHandler();
@@ -84,7 +91,8 @@ export async function startDashboard(opts: DashboardOptions): Promise<Dashboard>
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await app.close().catch(() => {});
-      Object.assign(shared(), { db: undefined, apiUrl: undefined });
+      Object.assign(shared(), { db: undefined, apiUrl: undefined, apiToken: undefined });
+      resetWebAuth();
     },
   };
 }

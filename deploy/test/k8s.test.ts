@@ -49,6 +49,9 @@ const READS: Record<Role, Record<string, string>> = {
     MCP_FLEET_NATS_NAMESPACE: BUS,
     ...busReads,
     LOG_LEVEL: 'services/bus/src/log.ts',
+    MCP_FLEET_ADMIN_TOKEN: 'services/control/src/auth.ts',
+    MCP_FLEET_READ_TOKEN: 'services/control/src/auth.ts',
+    MCP_FLEET_SECRET_KEY: 'services/store/src/credentials.ts',
   },
   agent: {
     MCP_FLEET_REGION: 'services/cli/src/commands/agent.ts',
@@ -67,6 +70,10 @@ const READS: Record<Role, Record<string, string>> = {
     MCP_FLEET_API_URL: 'web/lib/control.ts',
     MCP_FLEET_API_PORT: 'web/lib/control.ts',
     MCP_FLEET_TRACE_URL: 'web/app/servers/[id]/page.tsx',
+    MCP_FLEET_API_TOKEN: 'web/lib/auth-core.ts',
+    MCP_FLEET_WEB_PASSWORD: 'web/lib/auth-core.ts',
+    MCP_FLEET_SESSION_KEY: 'web/lib/auth-core.ts',
+    MCP_FLEET_SECRET_KEY: 'services/store/src/credentials.ts',
   },
 };
 /** Where each CLI subcommand declares its options. */
@@ -390,7 +397,8 @@ describe('Kubernetes manifests (kubectl kustomize deploy/k8s/overlays/*)', () =>
     for (const [role, names] of Object.entries(READS))
       for (const [name, file] of Object.entries(names)) {
         const text = readFileSync(file.startsWith('/') ? file : join(ROOT, file), 'utf8');
-        if (!new RegExp(`(?:\\benv\\.|\\bget\\(|\\.env\\()'?${name}\\b`).test(text))
+        // env.NAME, get('NAME'), or the name as a string constant read through env[name].
+        if (!new RegExp(`(?:\\benv\\.|\\bget\\(|\\.env\\(|['"\`])${name}\\b`).test(text))
           problems.push(`allowlist: ${role} ${name} is not read in ${file}`);
       }
     for (const r of rendered)

@@ -14,6 +14,8 @@ export function envNamesReadByCode(): Set<string> {
     /\benv\.([A-Z][A-Z0-9_]+)/g,
     /\benv\[['"]([A-Z][A-Z0-9_]+)['"]\]/g,
     /\bget\(['"]([A-Z][A-Z0-9_]+)['"]\)/g,
+    // Names kept in tables or constants and read through env[name].
+    /['"`]((?:MCP_FLEET|NATS|DATABASE|OTEL|PG)_[A-Z0-9_]+)['"`]/g,
   ];
   for (const file of sourceFiles(roots))
     for (const p of patterns) for (const m of readFileSync(file, 'utf8').matchAll(p)) names.add(m[1]!);

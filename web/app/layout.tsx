@@ -8,6 +8,7 @@ import { Refresh } from '../components/refresh';
 import { ThemeToggle } from '../components/theme-toggle';
 import { RANGE_COOKIE, THEME_COOKIE } from '../lib/cookies';
 import { DEFAULT_RANGE } from '../lib/range';
+import { currentSession } from '../lib/session';
 import './globals.css';
 
 export const metadata: Metadata = {
@@ -19,6 +20,8 @@ export default async function RootLayout({ children }: { children: React.ReactNo
   const jar = await cookies();
   const theme = jar.get(THEME_COOKIE)?.value;
   const range = jar.get(RANGE_COOKIE)?.value ?? DEFAULT_RANGE;
+  // Signed out (only /login renders so): the brand and the theme, no pages to go to.
+  const session = await currentSession().catch(() => null);
   return (
     <html lang="en" data-theme={theme === 'dark' || theme === 'light' ? theme : undefined}>
       <body>
@@ -29,13 +32,23 @@ export default async function RootLayout({ children }: { children: React.ReactNo
           <Link className="brand" href="/">
             mcp-fleet
           </Link>
-          <MainNav />
+          {session && <MainNav />}
           <div className="toolbar">
-            <Suspense>
-              <RangePicker saved={range} />
-            </Suspense>
-            <Refresh />
+            {session && (
+              <>
+                <Suspense>
+                  <RangePicker saved={range} />
+                </Suspense>
+                <Refresh />
+              </>
+            )}
             <ThemeToggle current={theme} />
+            {session && !session.open && (
+              <form method="post" action="/auth/logout">
+                {session.scope === 'read' && <span className="muted">read-only · </span>}
+                <button type="submit">Sign out</button>
+              </form>
+            )}
           </div>
         </header>
         <main id="content">{children}</main>

@@ -9,6 +9,14 @@ export function apiUrl(): string {
   );
 }
 
+/**
+ * The dashboard's own token for control (admin scope to change the fleet): `mcp-fleet up` hands it
+ * over, on its own it is MCP_FLEET_API_TOKEN. Sent only from here, server side; never to a browser.
+ */
+function apiToken(): string | undefined {
+  return shared().apiToken ?? (process.env.MCP_FLEET_API_TOKEN?.trim() || undefined);
+}
+
 export class ControlError extends Error {
   constructor(
     readonly status: number,
@@ -21,10 +29,13 @@ export class ControlError extends Error {
 
 export async function control<T>(method: string, path: string, body?: unknown): Promise<T> {
   let res: Response;
+  const headers: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json' };
+  const token = apiToken();
+  if (token) headers.authorization = `Bearer ${token}`;
   try {
     res = await fetch(new URL(path, apiUrl()), {
       method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      headers,
       body: body === undefined ? null : JSON.stringify(body),
       cache: 'no-store',
       redirect: 'error',
@@ -42,7 +53,15 @@ export async function control<T>(method: string, path: string, body?: unknown): 
   }
   if (!res.ok) {
     const message = (json as { error?: unknown } | null)?.error;
-    throw new ControlError(res.status, typeof message === 'string' ? message : `HTTP ${res.status}`, json);
+    const said = typeof message === 'string' ? message : `HTTP ${res.status}`;
+    // Control's refusal is about the dashboard's configuration, not the user: say which setting.
+    if (res.status === 401 || res.status === 403)
+      throw new ControlError(
+        res.status,
+        `control refused the dashboard's API token (${said}); give the dashboard an admin token in MCP_FLEET_API_TOKEN`,
+        json,
+      );
+    throw new ControlError(res.status, said, json);
   }
   return json as T;
 }

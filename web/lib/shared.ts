@@ -7,6 +7,8 @@ export interface Shared {
   opening?: Promise<Store> | undefined;
   /** Control's API, for what the dashboard changes (servers, tests) and asks (detection). */
   apiUrl?: string | undefined;
+  /** The dashboard's token for control's API (server side only). */
+  apiToken?: string | undefined;
 }
 
 const KEY = Symbol.for('mcp-fleet.web');

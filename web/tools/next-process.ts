@@ -32,7 +32,8 @@ export async function freePort(): Promise<number> {
 }
 
 export async function startDashboardProcess(
-  env: { DATABASE_URL: string; MCP_FLEET_API_URL?: string },
+  /** DATABASE_URL, control's MCP_FLEET_API_URL, and any other setting (sign-in: MCP_FLEET_WEB_PASSWORD, …). */
+  env: { DATABASE_URL: string; MCP_FLEET_API_URL?: string } & Record<string, string | undefined>,
   opts: { startTimeoutMs?: number } = {},
 ): Promise<DashboardProcess> {
   if (!isBuilt()) await build((m) => console.log(m));

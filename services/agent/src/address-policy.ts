@@ -7,11 +7,11 @@ import type { Dispatcher } from 'undici';
 export class DispatcherCache {
   readonly #byPolicy = new Map<string, Dispatcher>();
 
-  for(allow: readonly string[], deny: readonly string[] = []): Dispatcher {
-    const key = `${[...allow].sort().join(',')}|${[...deny].sort().join(',')}`;
+  for(allow: readonly string[], deny: readonly string[] = [], schemes?: readonly string[]): Dispatcher {
+    const key = `${[...allow].sort().join(',')}|${[...deny].sort().join(',')}|${schemes ? [...schemes].sort().join(',') : '*'}`;
     let d = this.#byPolicy.get(key);
     if (!d) {
-      d = guardedDispatcher(new TargetPolicy({ allow, deny }));
+      d = guardedDispatcher(new TargetPolicy({ allow, deny, ...(schemes ? { schemes } : {}) }));
       this.#byPolicy.set(key, d);
     }
     return d;

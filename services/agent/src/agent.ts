@@ -135,7 +135,7 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
         agent: id,
         tracer,
         timeoutCapMs: opts.jobTimeoutMs ?? 120_000,
-        ...(dispatchers ? { dispatcher: dispatchers.for(job.allow, job.deny) } : {}),
+        ...(dispatchers ? { dispatcher: dispatchers.for(job.allow, job.deny, job.schemes) } : {}),
         onTelemetryError: (err) => log.warn({ err, jobId: job.jobId }, 'a span could not be recorded'),
       });
       if (answer.ok) {

@@ -139,16 +139,20 @@ export class ProbeSpan {
     if (ex.headers.sessionId && !this.#sessionId) this.#sessionId = ex.headers.sessionId;
     if (ex.response && ('result' in ex.response || 'error' in ex.response)) this.#answer = ex;
 
+    // What the server chose (a session id, a version, an answer's id, an SSE endpoint's URL) may
+    // carry the credentials it was sent: redacted like every message.
+    const secrets = this.#secrets;
     const attributes: Attributes = {
       [ATTR_HTTP_REQUEST_METHOD]: ex.method,
-      [ATTR_URL_FULL]: spanUrl(ex.url),
+      [ATTR_URL_FULL]: redact(spanUrl(ex.url), secrets),
       ...serverAttributes(ex.url),
       [ATTR_NETWORK_PROTOCOL_NAME]: 'http',
     };
     if (ex.jsonRpcMethod) attributes[MCP_ATTR.methodName] = ex.jsonRpcMethod;
-    if (ex.headers.protocolVersion) attributes[MCP_ATTR.protocolVersion] = ex.headers.protocolVersion.slice(0, 64);
-    if (ex.headers.sessionId) attributes[MCP_ATTR.sessionId] = ex.headers.sessionId.slice(0, 200);
-    Object.assign(attributes, rpcAttributes(ex));
+    if (ex.headers.protocolVersion)
+      attributes[MCP_ATTR.protocolVersion] = redact(ex.headers.protocolVersion, secrets).slice(0, 64);
+    if (ex.headers.sessionId) attributes[MCP_ATTR.sessionId] = redact(ex.headers.sessionId, secrets).slice(0, 200);
+    Object.assign(attributes, rpcAttributes(ex, secrets));
     if (ex.status !== null) attributes[ATTR_HTTP_RESPONSE_STATUS_CODE] = ex.status;
     const errorType = ex.failure ?? (ex.status !== null && ex.status >= 400 ? String(ex.status) : undefined);
     if (errorType) attributes[ATTR_ERROR_TYPE] = errorType;
@@ -202,9 +206,9 @@ export class ProbeSpan {
     errorType: string | undefined,
     message?: string,
   ): void {
-    if (this.#sessionId) attributes[MCP_ATTR.sessionId] = this.#sessionId.slice(0, 200);
+    if (this.#sessionId) attributes[MCP_ATTR.sessionId] = redact(this.#sessionId, this.#secrets).slice(0, 200);
     const answer = this.#answer;
-    if (answer) Object.assign(attributes, rpcAttributes(answer));
+    if (answer) Object.assign(attributes, rpcAttributes(answer, this.#secrets));
     if (decisive) {
       delete attributes[MCP_ATTR.rpcResponseStatusCode];
       if (decisive.rpcCode !== null) attributes[MCP_ATTR.rpcResponseStatusCode] = String(decisive.rpcCode);
@@ -224,11 +228,12 @@ export class ProbeSpan {
 }
 
 /** `jsonrpc.request.id` of an answer, and `rpc.response.status_code` when the answer is a JSON-RPC error. */
-function rpcAttributes(ex: Exchange): Attributes {
+function rpcAttributes(ex: Exchange, secrets: readonly string[]): Attributes {
   const out: Attributes = {};
   const r = ex.response;
   if (!r) return out;
-  if ('id' in r && r.id !== null && r.id !== undefined) out[MCP_ATTR.jsonRpcRequestId] = String(r.id).slice(0, 100);
+  if ('id' in r && r.id !== null && r.id !== undefined)
+    out[MCP_ATTR.jsonRpcRequestId] = redact(String(r.id), secrets).slice(0, 100);
   if ('error' in r) out[MCP_ATTR.rpcResponseStatusCode] = String(r.error.code);
   return out;
 }

@@ -47,6 +47,8 @@ export const JobSchema = z.object({
   allow: z.array(z.string()).default([]),
   /** Address ranges the fleet file denies, whatever allow says. */
   deny: z.array(z.string()).default([]),
+  /** URL schemes the fleet file allows (policy.schemes); absent = http and https. */
+  schemes: z.array(z.string()).optional(),
 });
 export type Job = z.infer<typeof JobSchema>;
 

@@ -86,7 +86,6 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<NatsBus> {
   const nc = await connect(natsConnectionOptions(opts));
   const js = jetstream(nc);
   const jsm: JetStreamManager = await jetstreamManager(nc);
-  void watchConnection(nc, log);
 
   const subscriptions = new Set<Subscription>();
   const advisories = new Map<string, NatsSubscription>();
@@ -100,7 +99,9 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<NatsBus> {
     if (!ready) {
       ready = declare();
       declared.set(key, ready);
-      ready.catch(() => declared.delete(key));
+      ready.catch(() => {
+        if (declared.get(key) === ready) declared.delete(key);
+      });
     }
     return ready;
   }
@@ -120,21 +121,26 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<NatsBus> {
       await upsertConsumer(jsm, names.resultsStream, names.ingestConsumer, undefined, settings, update);
     });
   const forget = () => declared.clear();
+  // A declaration in flight when the connection drops is never answered: forget it, so callers
+  // after the reconnect declare again instead of waiting for its timeout.
+  const link = watchConnection(nc, log, forget);
 
   /**
    * Publish to a stream with the message id for dedupe. "No responders" means the stream is gone
    * (deleted, or the server lost its store): declare it again and retry once; the id makes a retry safe.
    */
-  async function publish(subject: string, data: string, msgID: string, declare: () => Promise<void>) {
-    await declare();
-    try {
-      return await js.publish(subject, data, { msgID });
-    } catch (err) {
-      forget();
-      if (!streamIsGone(err)) throw err;
+  function publish(subject: string, data: string, msgID: string, declare: () => Promise<void>) {
+    return whileConnected(link, async () => {
       await declare();
-      return js.publish(subject, data, { msgID });
-    }
+      try {
+        return await js.publish(subject, data, { msgID });
+      } catch (err) {
+        forget();
+        if (!streamIsGone(err)) throw err;
+        await declare();
+        return js.publish(subject, data, { msgID });
+      }
+    });
   }
 
   /** The client names "no stream for this subject" differently by version and path: look at the cause too. */
@@ -238,10 +244,12 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<NatsBus> {
       return track(
         pull({
           consumer,
-          open: async (): Promise<Consumer> => {
-            await jobsDurable(region, settings, update);
-            return js.consumers.get(names.jobsStream, consumer);
-          },
+          // After an outage, pull again as soon as the connection is back (see whileConnected).
+          open: () =>
+            whileConnected(link, async (): Promise<Consumer> => {
+              await jobsDurable(region, settings, update);
+              return js.consumers.get(names.jobsStream, consumer);
+            }),
           reset: forget,
           decode: (data) => decodeJob(region, data),
           handler,
@@ -267,10 +275,11 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<NatsBus> {
       return track(
         pull({
           consumer: names.ingestConsumer,
-          open: async () => {
-            await ingestDurable(settings, update);
-            return js.consumers.get(names.resultsStream, names.ingestConsumer);
-          },
+          open: () =>
+            whileConnected(link, async () => {
+              await ingestDurable(settings, update);
+              return js.consumers.get(names.resultsStream, names.ingestConsumer);
+            }),
           reset: forget,
           decode: decodeResult,
           handler,
@@ -339,12 +348,76 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<NatsBus> {
   return bus;
 }
 
-/** One log line per connection change; never the credentials in a server URL. */
-async function watchConnection(nc: NatsConnection, log: Logger) {
-  for await (const status of nc.status()) {
-    const server = 'server' in status && typeof status.server === 'string' ? withoutUserInfo(status.server) : undefined;
-    if (status.type === 'disconnect') log.warn({ server }, 'NATS disconnected; reconnecting');
-    else if (status.type === 'reconnect') log.info({ server }, 'NATS reconnected');
-    else if (status.type === 'error') log.warn({ error: String(status.error) }, 'NATS error');
+/**
+ * Whether the connection is up. The client discards what it buffered while disconnected when it
+ * dials again, so a request sent while NATS is away (or in flight when it went) is never answered:
+ * left alone it would fail only at its timeout (5 s), long after the client is back, and hold up
+ * its caller (the scheduler's tick) all that time.
+ */
+interface Link {
+  up: boolean;
+  /** Called when the connection drops (or closes). */
+  readonly dropped: Set<() => void>;
+  /** Called when it is back. */
+  readonly restored: Set<() => void>;
+}
+
+/** How long a publish waits for a lost connection to come back before it fails (the client's request timeout). */
+const RECONNECT_WAIT_MS = 5_000;
+
+/**
+ * Run a request on a live connection: wait (at most RECONNECT_WAIT_MS) for a lost one to come back
+ * first, and fail at once if the connection drops before the answer, so the caller can retry (the
+ * message id makes a retry safe).
+ */
+async function whileConnected<T>(link: Link, request: () => Promise<T>): Promise<T> {
+  if (!link.up) {
+    await new Promise<void>((resolve, reject) => {
+      const back = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        link.restored.delete(back);
+        reject(new Error('NATS is disconnected; reconnecting'));
+      }, RECONNECT_WAIT_MS);
+      timer.unref?.();
+      link.restored.add(back);
+    });
   }
+  return new Promise<T>((resolve, reject) => {
+    const drop = () => reject(new Error('NATS disconnected before the request was answered'));
+    link.dropped.add(drop);
+    request()
+      .then(resolve, reject)
+      .finally(() => link.dropped.delete(drop));
+  });
+}
+
+/** Track the connection; one log line per change, never the credentials in a server URL. */
+function watchConnection(nc: NatsConnection, log: Logger, onDrop: () => void): Link {
+  const link: Link = { up: true, dropped: new Set(), restored: new Set() };
+  const notify = (listeners: Set<() => void>) => {
+    for (const listener of [...listeners]) {
+      listeners.delete(listener);
+      listener();
+    }
+  };
+  void (async () => {
+    for await (const status of nc.status()) {
+      const server =
+        'server' in status && typeof status.server === 'string' ? withoutUserInfo(status.server) : undefined;
+      if (status.type === 'disconnect' || status.type === 'close') {
+        link.up = false;
+        onDrop();
+        notify(link.dropped);
+        if (status.type === 'disconnect') log.warn({ server }, 'NATS disconnected; reconnecting');
+      } else if (status.type === 'reconnect') {
+        link.up = true;
+        notify(link.restored);
+        log.info({ server }, 'NATS reconnected');
+      } else if (status.type === 'error') log.warn({ error: String(status.error) }, 'NATS error');
+    }
+  })();
+  return link;
 }

@@ -1,6 +1,14 @@
 // The management API (JSON) on MCP_FLEET_API_PORT, beside control's /metrics. Validation errors
 // are 400 with a message, unknown ids 404; a pinned test is run once before it is saved.
-import { detect, handshake, isPassing, isRevision, type Revision, type TargetPolicy } from '@mcp-fleet/probe';
+import {
+  detect,
+  guardedDispatcher,
+  handshake,
+  isPassing,
+  isRevision,
+  type Revision,
+  type TargetPolicy,
+} from '@mcp-fleet/probe';
 import {
   createServer,
   createTest,
@@ -17,6 +25,7 @@ import {
   retireServer,
   retireTest,
   runsOfServer,
+  SecretKeyError,
   serversOverview,
   updateServer,
 } from '@mcp-fleet/store';
@@ -29,6 +38,7 @@ import {
   duration,
   type FleetDefinition,
   FleetFileError,
+  headerMap,
   MAX_TIMEOUT_MS,
   MIN_INTERVAL_MS,
   parseFleet,
@@ -51,9 +61,7 @@ export interface ApiContext {
   ready: () => boolean;
 }
 
-const headersSchema = z
-  .record(z.string().min(1).max(200), z.string().max(8_192))
-  .refine((h) => Object.keys(h).length <= 50, 'at most 50 headers');
+const headersSchema = headerMap.refine((h) => Object.keys(h).length <= 50, 'at most 50 headers');
 
 const CreateServer = z.strictObject({
   name: serverName,
@@ -108,8 +116,22 @@ export function createApi(ctx: ApiContext): Router {
     if (refused) throw new HttpError(400, `url: ${refused}`);
   };
   /** Seed 001: saving a pinned test runs it once first; it is saved only if it passes. */
+  /**
+   * Control's own probes (a pin's first run, /api/detect) dial through the policy's guarded
+   * dispatcher, as agents do: checkTarget judges address literals, this judges what a name resolves to.
+   */
+  const guarded = new WeakMap<TargetPolicy, ReturnType<typeof guardedDispatcher>>();
+  const dispatcher = () => {
+    const policy = ctx.policy();
+    let d = guarded.get(policy);
+    if (!d) {
+      d = guardedDispatcher(policy);
+      guarded.set(policy, d);
+    }
+    return d;
+  };
   const runPinFirst = async (url: string, headers: Record<string, string>, timeoutMs: number, revision: Revision) => {
-    const run = await handshake(url, { revision, headers, timeoutMs });
+    const run = await handshake(url, { revision, headers, timeoutMs, dispatcher: dispatcher() });
     if (!isPassing(run.outcome)) throw new PinRefused(revision, run);
   };
 
@@ -151,7 +173,7 @@ export function createApi(ctx: ApiContext): Router {
         return { status: 201, json: { server: await serverDetail(ctx.db, server.id) } };
       } catch (err) {
         if (err instanceof DuplicateNameError) throw new HttpError(409, err.message);
-        throw err;
+        throw noKey(err);
       }
     })
     .on('GET', '/api/servers/:id', async (req) => ({
@@ -177,6 +199,8 @@ export function createApi(ctx: ApiContext): Router {
             : body.detection
               ? (parseDuration(body.detection.interval) ?? null)
               : null,
+      }).catch((err) => {
+        throw noKey(err);
       });
       ctx.changed();
       return { json: { server: await serverDetail(ctx.db, server.id) } };
@@ -249,6 +273,8 @@ export function createApi(ctx: ApiContext): Router {
       const serverId = req.query.get('server') ?? undefined;
       if (serverId && !uuid.safeParse(serverId).success) throw new HttpError(400, 'server: a server id');
       const region = req.query.get('region') ?? undefined;
+      if (region !== undefined && !regionName.safeParse(region).success)
+        throw new HttpError(400, 'region: a region name');
       const before = req.query.get('before');
       const page = await eraMovesList(ctx.db, {
         since: sinceParam(req.query),
@@ -278,7 +304,11 @@ export function createApi(ctx: ApiContext): Router {
       const body = parseBody(Detect, req.body);
       checkTarget(body.url);
       return {
-        json: await detect(body.url, { headers: body.headers, timeoutMs: body.timeoutMs ?? DEFAULT_TIMEOUT_MS }),
+        json: await detect(body.url, {
+          headers: body.headers,
+          timeoutMs: body.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+          dispatcher: dispatcher(),
+        }),
       };
     })
     .on('GET', '/metrics', async () => {
@@ -306,6 +336,11 @@ export class PinRefused extends HttpError {
   }
 }
 
+/** Credentials sent to a control without MCP_FLEET_SECRET_KEY: the operator's to fix, and the message says how. */
+function noKey(err: unknown): unknown {
+  return err instanceof SecretKeyError ? new HttpError(503, err.message) : err;
+}
+
 function checkTiming(intervalMs: number, timeoutMs: number): void {
   if (intervalMs < MIN_INTERVAL_MS) throw new HttpError(400, `interval: at least ${MIN_INTERVAL_MS / 1000}s`);
   if (timeoutMs > MAX_TIMEOUT_MS || timeoutMs > intervalMs)
@@ -327,8 +362,14 @@ function sinceParam(q: URLSearchParams): Date | undefined {
   if (raw === null) return undefined;
   if (RANGES[raw]) return new Date(Date.now() - RANGES[raw]);
   const d = new Date(raw);
-  if (Number.isNaN(d.getTime())) throw new HttpError(400, 'since: an ISO time or one of 1h, 24h, 7d, 30d');
+  if (!storableTime(d)) throw new HttpError(400, 'since: an ISO time or one of 1h, 24h, 7d, 30d');
   return d;
+}
+
+/** A time Postgres can compare with (years 1 to 9999; further out, its ISO form does not parse there). */
+function storableTime(d: Date): boolean {
+  const year = d.getUTCFullYear();
+  return !Number.isNaN(d.getTime()) && year >= 1 && year <= 9999;
 }
 
 function encodeCursor(at: Date, id: number): string {
@@ -339,7 +380,7 @@ function decodeCursor(text: string): { finishedAt: Date; id: number } {
   const [at = '', id = ''] = Buffer.from(text, 'base64url').toString('utf8').split('|');
   const finishedAt = new Date(at);
   const n = Number(id);
-  if (Number.isNaN(finishedAt.getTime()) || !Number.isInteger(n))
+  if (!storableTime(finishedAt) || !Number.isSafeInteger(n) || n < 0)
     throw new HttpError(400, 'before: not a cursor this API gave');
   return { finishedAt, id: n };
 }

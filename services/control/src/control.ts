@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { Bus, Logger, Subscription } from '@mcp-fleet/bus';
 import { isPassing, isRevision, type Revision, revisionInfo, TargetPolicy } from '@mcp-fleet/probe';
 import {
+  CredentialsUnreadableError,
   DEFAULT_RUN_RETENTION_DAYS,
   listActiveTests,
   listAgents,
@@ -12,12 +13,15 @@ import {
   recordDetection,
   recordRun,
   type Store,
+  sealStoredCredentials,
   serversOverview,
   upsertAgentHeartbeat,
 } from '@mcp-fleet/store';
 import { createApi } from './api';
 import { type ApplySummary, applyFleet } from './apply';
+import { API_AUTH_HOW, ApiAuth, assertSafeBind, isLoopbackHost, loopbackHostRefusal } from './auth';
 import type { FleetDefinition } from './fleet-file';
+import type { RouteInfo } from './http';
 import { startIngest } from './ingest';
 import { createControlMetrics, type ServerState } from './metrics';
 import { type ScheduleEntry, Scheduler } from './scheduler';
@@ -31,7 +35,12 @@ export interface ControlOptions {
   /** Regions when no fleet definition names them. */
   regions?: string[];
   port?: number;
+  /** Default 127.0.0.1; beyond loopback only with `auth` on or `allowUnauthenticated`. */
   host?: string;
+  /** API tokens (apiAuthFromEnv); unset = auth off, every route open, loopback only. */
+  auth?: ApiAuth;
+  /** Listen beyond loopback with auth off (MCP_FLEET_ALLOW_UNAUTHENTICATED=1). */
+  allowUnauthenticated?: boolean;
   tickMs?: number;
   ingestConcurrency?: number;
   retentionDays?: number;
@@ -39,6 +48,8 @@ export interface ControlOptions {
 
 export interface Control {
   url: string;
+  /** The API's routes and what each needs (read, admin, public, metrics). */
+  routes: RouteInfo[];
   scheduler: Scheduler;
   apply(fleet: FleetDefinition): Promise<ApplySummary>;
   /** Reload the schedule from the database (after any change to the fleet). */
@@ -51,6 +62,16 @@ const PRUNE_EVERY_MS = 3_600_000;
 
 export async function startControl(opts: ControlOptions): Promise<Control> {
   const { store, bus, log } = opts;
+  const auth = opts.auth ?? ApiAuth.off();
+  const host = opts.host ?? '127.0.0.1';
+  // Before anything starts: an open API beyond loopback is refused, not started.
+  assertSafeBind({
+    what: "control's API",
+    host,
+    authEnabled: auth.enabled,
+    allowUnauthenticated: opts.allowUnauthenticated ?? false,
+    how: API_AUTH_HOW,
+  });
   const db = store.db;
   let regions = opts.fleet?.regions ?? opts.regions ?? ['local'];
   let ranges = opts.fleet?.policy ?? { allow: [], deny: [] };
@@ -88,11 +109,23 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
   });
 
   let rescheduling: Promise<void> | undefined;
+  const unreadable = new Map<string, string>();
   const reschedule = async () => {
     const tests = await listActiveTests(db);
     const entries: ScheduleEntry[] = [];
     const detected = new Set<string>();
     for (const t of tests) {
+      if (t.credentialsError) {
+        // Probing without its credentials would only report auth_required: say why it is not probed, once.
+        if (unreadable.get(t.serverId) !== t.credentialsError)
+          log.error(
+            { server: t.serverName, reason: t.credentialsError },
+            'the server is not probed: its stored credentials cannot be opened',
+          );
+        unreadable.set(t.serverId, t.credentialsError);
+        continue;
+      }
+      unreadable.delete(t.serverId);
       const testRegions = (t.regions ?? regions).filter((r) => regions.includes(r));
       for (const region of testRegions) {
         const cur = t.currentRevisions[region];
@@ -148,6 +181,7 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
     return summary;
   };
 
+  await sealCredentials(store, log);
   await bus.ensure(regions);
   if (opts.fleet) await apply(opts.fleet);
   else await reschedule();
@@ -198,18 +232,28 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
     metricsText: async () => ({ text: await metrics.registry.metrics(), contentType: metrics.registry.contentType }),
     ready: () => !stopping,
   });
+  // With auth off on loopback, only loopback Host names are served (no DNS rebinding from a page).
+  const loopbackOnly = !auth.enabled && isLoopbackHost(host);
+  router.guard(
+    (access, headers) => {
+      const foreign = loopbackOnly && access !== 'public' ? loopbackHostRefusal(headers) : null;
+      return foreign ? { status: 403, message: foreign } : auth.check(access, headers);
+    },
+    (refused) => log.warn(refused, 'API request refused'),
+  );
   const http: HttpServer = createServer(
     (req, res) => void router.handle(req, res, (err) => log.error({ err: (err as Error).message }, 'API error')),
   );
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
-    http.listen(opts.port ?? 7070, opts.host ?? '127.0.0.1', () => resolve());
+    http.listen(opts.port ?? 7070, host, () => resolve());
   });
   const address = http.address() as AddressInfo;
   scheduler.start();
 
   return {
     url: `http://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}`,
+    routes: router.routes(),
     scheduler,
     apply,
     reschedule,
@@ -225,6 +269,30 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
       });
     },
   };
+}
+
+/**
+ * At start, every stored credential goes under the current key (plaintext rows from before
+ * encryption, rows sealed under MCP_FLEET_SECRET_KEY_PREVIOUS). Refuses to start when there is no
+ * key but stored credentials (SecretKeyError), or when an active server's credentials cannot be
+ * opened (CredentialsUnreadableError): a wrong key would otherwise fail every probe quietly.
+ */
+async function sealCredentials(store: Store, log: Logger): Promise<void> {
+  const report = await sealStoredCredentials(store.db);
+  if (report.resealed.length)
+    log.info(
+      { servers: report.resealed.length, keyId: store.keyring?.id },
+      'stored credentials sealed under the current key',
+    );
+  for (const u of report.unreadable.filter((u) => u.retired))
+    log.warn({ server: u.name, reason: u.reason }, 'a retired server keeps credentials no key at hand opens');
+  const active = report.unreadable.filter((u) => !u.retired);
+  if (active.length)
+    throw new CredentialsUnreadableError(
+      `the stored credentials of ${active.length} server(s) cannot be opened with the keys at hand ` +
+        `(current key ${store.keyring?.id}): ${active.map((u) => u.reason).join('; ')}. ` +
+        'Set MCP_FLEET_SECRET_KEY to the key they were sealed with, or the old one in MCP_FLEET_SECRET_KEY_PREVIOUS.',
+    );
 }
 
 /** Per-server state for the gauges: the newest-supported test's revision and health, failing pins. */

@@ -2,7 +2,7 @@
 // Errors name the file, the line and the field. `${NAME}` in header values comes from the
 // environment, so credentials stay out of the file.
 import { readFile } from 'node:fs/promises';
-import { isRevision, parseCidr, REVISION_NAMES, type Revision, TargetPolicy } from '@mcp-fleet/probe';
+import { DEFAULT_SCHEMES, isRevision, parseCidr, REVISION_NAMES, type Revision, TargetPolicy } from '@mcp-fleet/probe';
 import type { ServerInput } from '@mcp-fleet/store';
 import { isMap, LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
@@ -19,7 +19,7 @@ export type ServerDefinition = Required<Omit<ServerInput, 'source'>> & { tests: 
 export interface FleetDefinition {
   regions: string[];
   servers: ServerDefinition[];
-  policy: { allow: string[]; deny: string[] };
+  policy: { allow: string[]; deny: string[]; schemes: string[] };
 }
 
 export class FleetFileError extends Error {
@@ -31,9 +31,12 @@ export class FleetFileError extends Error {
   }
 }
 
-export const duration = z
-  .string()
-  .refine((s) => parseDuration(s) !== undefined, 'a duration like 500ms, 60s, 15m or 1h');
+/** The longest duration anything takes (the store keeps milliseconds in a 32-bit integer). */
+export const MAX_DURATION_MS = 7 * 86_400_000;
+export const duration = z.string().refine((s) => {
+  const ms = parseDuration(s);
+  return ms !== undefined && ms <= MAX_DURATION_MS;
+}, 'a duration like 500ms, 60s, 15m or 1h, at most 168h');
 export const regionName = z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'lower-case letters, digits and dashes');
 export const cidr = z.string().refine((s) => parseCidr(s) !== undefined, 'a CIDR like 10.20.0.0/16 or an address');
 
@@ -42,8 +45,27 @@ export const serverName = z
   .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/, 'letters, digits, dot, dash, underscore (≤ 100)');
 export const targetUrl = z
   .string()
+  .max(2048, 'at most 2048 characters')
   .url()
-  .refine((u) => /^https?:$/.test(new URL(u).protocol), 'an http:// or https:// URL');
+  // Stored as written and sent as parsed: nothing that parsing would drop or escape.
+  .refine((u) => ![...u].some((c) => c <= ' ' || c === '\u007f'), 'a URL without spaces or control characters')
+  .refine((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol), 'an http:// or https:// URL');
+/** A value a request can carry (RFC 9110 field-value: no CR, LF, NUL or other controls). */
+export const headerValue = z
+  .string()
+  .max(8_192)
+  .regex(/^[\t\u0020-\u007e\u0080-\u00ff]*$/, 'a header value without control characters or characters beyond Latin-1');
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,200}$/;
+/** Request headers: names are HTTP tokens, each problem named by its header. */
+export const headerMap = z.record(z.string(), headerValue).superRefine((headers, ctx) => {
+  for (const name of Object.keys(headers))
+    if (!HEADER_NAME.test(name))
+      ctx.addIssue({
+        code: 'custom',
+        path: [name],
+        message: "a header name: letters, digits and !#$%&'*+.^_`|~- (≤ 200)",
+      });
+});
 export const revisionChoice = z
   .string()
   .refine((r) => r === 'newest' || isRevision(r), `newest or one of ${REVISION_NAMES.join(', ')}`);
@@ -58,7 +80,7 @@ const FileSchema = z.strictObject({
       z.strictObject({
         name: serverName,
         url: targetUrl,
-        headers: z.record(z.string(), z.string()).default({}),
+        headers: headerMap.default({}),
         regions: z.array(regionName).min(1).optional(),
         interval: duration.optional(),
         timeout: duration.optional(),
@@ -74,8 +96,15 @@ const FileSchema = z.strictObject({
     ),
   ),
   policy: z
-    .strictObject({ allow: z.array(cidr).default([]), deny: z.array(cidr).default([]) })
-    .default({ allow: [], deny: [] }),
+    .strictObject({
+      allow: z.array(cidr).default([]),
+      deny: z.array(cidr).default([]),
+      schemes: z
+        .array(z.enum(DEFAULT_SCHEMES, { error: 'http or https' }))
+        .min(1, 'at least one scheme')
+        .default([...DEFAULT_SCHEMES]),
+    })
+    .default({ allow: [], deny: [], schemes: [...DEFAULT_SCHEMES] }),
 });
 
 export const DEFAULT_INTERVAL_MS = 60_000;
@@ -102,7 +131,20 @@ export function parseFleet(
   env: Record<string, string | undefined> = process.env,
 ): FleetDefinition {
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  let doc: ReturnType<typeof parseDocument>;
+  try {
+    // Known tags stay unresolved: `!!set` would make a Set that reads as an empty mapping, `!!binary`
+    // a Buffer. logLevel: its warnings (unknown tags, collection keys) need no process warning.
+    doc = parseDocument(text, {
+      lineCounter,
+      prettyErrors: false,
+      uniqueKeys: true,
+      resolveKnownTags: false,
+      logLevel: 'error',
+    });
+  } catch (err) {
+    throw new FleetFileError(file, [`the file is not YAML this reader can take (${firstLine(err)})`]);
+  }
   const at = (offset: number | undefined) => (offset === undefined ? '' : `${lineCounter.linePos(offset).line}: `);
   if (doc.errors.length)
     throw new FleetFileError(
@@ -122,7 +164,14 @@ export function parseFleet(
     }
     return '';
   };
-  const parsed = FileSchema.safeParse(doc.toJS() ?? {});
+  let plain: unknown;
+  try {
+    // An alias to no anchor, or aliases that expand past maxAliasCount (a "billion laughs"), throw here.
+    plain = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (err) {
+    throw new FleetFileError(file, [firstLine(err)]);
+  }
+  const parsed = FileSchema.safeParse(plain ?? {});
   if (!parsed.success) {
     throw new FleetFileError(
       file,
@@ -149,6 +198,10 @@ export function parseFleet(
         if (value === undefined)
           problems.push(
             `${lineOf(['servers', i, 'headers', k])}servers[${i}].headers.${k}: the environment variable ${name} is not set`,
+          );
+        else if (!headerValue.safeParse(value).success)
+          problems.push(
+            `${lineOf(['servers', i, 'headers', k])}servers[${i}].headers.${k}: the environment variable ${name} holds what a header value cannot carry`,
           );
         return value ?? '';
       });
@@ -179,6 +232,13 @@ export function parseFleet(
   });
   if (problems.length) throw new FleetFileError(file, problems);
   return { regions: f.regions, servers, policy: f.policy };
+}
+
+/** Aliases a fleet file may expand (the yaml package's default, stated): past it, nothing is applied. */
+const MAX_ALIAS_COUNT = 100;
+
+function firstLine(err: unknown): string {
+  return (err instanceof Error ? err.message : String(err)).split('\n')[0]!.slice(0, 200);
 }
 
 function fieldName(path: readonly PropertyKey[]): string {

@@ -1,6 +1,20 @@
 export { type ApplySummary, applyFleet } from './apply';
+export {
+  type Access,
+  API_AUTH_HOW,
+  ApiAuth,
+  AuthConfigError,
+  allowUnauthenticated,
+  apiAuthFromEnv,
+  assertSafeBind,
+  isLoopbackHost,
+  MIN_TOKEN_LENGTH,
+  type Scope,
+  tokensFromEnv,
+} from './auth';
 export { type Control, type ControlOptions, startControl } from './control';
 export { formatDuration, parseDuration } from './durations';
 export { type FleetDefinition, FleetFileError, loadFleetFile, parseFleet, type ServerDefinition } from './fleet-file';
+export type { RouteInfo } from './http';
 export { freshnessMs, type ScheduleEntry, Scheduler } from './scheduler';
 export { detectionJobId, handshakeJobId, offsetFor, slotStart } from './slots';

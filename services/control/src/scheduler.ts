@@ -31,7 +31,7 @@ export interface SchedulerOptions {
   /** The test's current revision in a region (newest-supported jobs carry it). */
   currentRevision: (testId: string, region: string) => Revision | null;
   /** The fleet's target policy, copied into every job. */
-  policy: () => { allow: string[]; deny: string[] };
+  policy: () => { allow: string[]; deny: string[]; schemes?: string[] };
   tickMs?: number;
   now?: () => number;
   onPublished?: (job: Job, lagMs: number, duplicate: boolean) => void;
@@ -147,6 +147,7 @@ export class Scheduler {
       scheduledAt: new Date(slot).toISOString(),
       allow: this.#opts.policy().allow,
       deny: this.#opts.policy().deny,
+      schemes: this.#opts.policy().schemes,
     };
     try {
       const { duplicate } = await this.#opts.bus.publishJob(job);

@@ -36,7 +36,7 @@ describe('the fleet file', () => {
   it('reads the example of issue 3, with headers from the environment', () => {
     const fleet = parseFleet(EXAMPLE, 'fleet.yaml', { ORDERS_TOKEN: 's3cret' });
     expect(fleet.regions).toEqual(['eu-west', 'us-east']);
-    expect(fleet.policy).toEqual({ allow: ['10.20.0.0/16'], deny: [] });
+    expect(fleet.policy).toEqual({ allow: ['10.20.0.0/16'], deny: [], schemes: ['http', 'https'] });
     expect(fleet.servers[0]).toEqual({
       name: 'orders',
       url: 'https://orders.example.com/mcp',
@@ -97,6 +97,43 @@ policy: { allow: [${allow}] }
         `servers:\n  - name: d\n    url: http://127.0.0.2/mcp\npolicy: { allow: ["127.0.0.0/8"], deny: ["127.0.0.2/32"] }\n`,
       )[0],
     ).toMatch(/denies/);
+  });
+
+  it('refuses schemes policy.schemes does not list, and metadata addresses a broad allow covers', () => {
+    const https = 'servers:\n  - name: p\n    url: http://p.example.com/mcp\npolicy: { schemes: [https] }\n';
+    expect(problems(https)).toEqual([
+      'line 3: servers[0].url: the scheme http: is not one the policy allows (policy.schemes: https)',
+    ]);
+    expect(parseFleet(https.replace('http:', 'https:'), 'f', {}).policy.schemes).toEqual(['https']);
+    expect(problems('policy: { schemes: [ftp] }\n')).toEqual(['line 1: policy.schemes[0]: http or https']);
+    expect(problems('policy: { schemes: [] }\n')).toEqual(['line 1: policy.schemes: at least one scheme']);
+    const meta = (allow: string) =>
+      `servers:\n  - name: m\n    url: http://169.254.169.254/latest\npolicy: { allow: [${allow}] }\n`;
+    expect(problems(meta('"0.0.0.0/0"'))[0]).toMatch(/needs an allow entry inside 169\.254\.0\.0\/16/);
+    expect(problems(meta('"169.254.169.254/32"'))).toEqual([]);
+  });
+
+  it('reads aliases but refuses a billion laughs, dangling aliases and headers no request can carry', () => {
+    expect(parseFleet('regions: &r [a, b]\ndefaults: { interval: 60s }\n', 'f', {}).regions).toEqual(['a', 'b']);
+    const levels = ['a: &a ["x","x","x","x","x","x","x","x","x"]'];
+    for (const k of 'bcdefghi')
+      levels.push(
+        `${k}: &${k} [${Array(9)
+          .fill(`*${levels.length === 1 ? 'a' : String.fromCharCode(k.charCodeAt(0) - 1)}`)
+          .join(',')}]`,
+      );
+    const started = Date.now();
+    expect(problems(`${levels.join('\n')}\n`)).toEqual([expect.stringMatching(/alias count/)]);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(problems('regions: *nowhere\n')).toEqual([expect.stringMatching(/^Unresolved alias/)]);
+    const header = (h: string) => `servers:\n  - name: h\n    url: https://h.example.com/\n    headers: { ${h} }\n`;
+    expect(problems(header('"X-A": "a\\0b"'))[0]).toMatch(
+      /^line 4: servers\[0\]\.headers\.X-A: a header value without control/,
+    );
+    expect(problems(header('"X A": "b"'))[0]).toMatch(/a header name/);
+    expect(problems(header(`"X-A": "\${CRLF}"`), { CRLF: 'a\r\nInjected: 1' })[0]).toMatch(
+      /the environment variable CRLF holds what a header value cannot carry/,
+    );
   });
 
   it('keeps the timeout within the interval', () => {

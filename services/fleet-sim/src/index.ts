@@ -1,6 +1,23 @@
 export { type CheapFleet, type CheapFleetOptions, startCheapFleet } from './cheap-fleet';
 export type { RequestRecord } from './request-log';
 export { REVISIONS, type Revision } from './revisions';
-export { type DriftStep, isDriftable, type Sim, type SimOptions, startSim, TARGET_NAMES } from './sim';
+export {
+  type DriftStep,
+  HOSTILE_TARGET_NAMES,
+  isDriftable,
+  type Sim,
+  type SimOptions,
+  startSim,
+  TARGET_NAMES,
+} from './sim';
 export type { SimTarget } from './target';
 export { SIM_BEARER_TOKEN } from './targets/bearer';
+export {
+  DEEP_JSON_DEPTH,
+  EMOJI_AT_PREVIEW_EDGE,
+  GIB,
+  GZIP_BOMB_INFLATED_BYTES,
+  REDIRECT_DENIED_HOST,
+  SSE_FLOOD_EVENTS_PER_SECOND,
+} from './targets/hostile-http';
+export { simCaCertificate } from './targets/hostile-tls';

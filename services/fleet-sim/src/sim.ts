@@ -6,6 +6,7 @@ import type { RunningTarget, SimTarget, TargetDefinition } from './target';
 import { bearer } from './targets/bearer';
 import { sseNoEndpoint, sseSlowEndpoint } from './targets/broken-sse';
 import { drifterTarget } from './targets/drifter';
+import { HOSTILE } from './targets/hostile';
 import { legacySse } from './targets/legacy-sse';
 import { modern, modernOnly } from './targets/modern';
 import { sessions20250326 } from './targets/sessions-2025-03-26';
@@ -34,9 +35,12 @@ const FLEET: readonly TargetDefinition[] = [
   sseNoEndpoint,
   sseSlowEndpoint,
   replies,
+  // Hostile and broken servers (`hostile-…`): always last, so the targets above keep their ports.
+  ...HOSTILE,
 ];
 
 export const TARGET_NAMES: readonly string[] = FLEET.map((definition) => definition.name);
+export const HOSTILE_TARGET_NAMES: readonly string[] = HOSTILE.map((definition) => definition.name);
 
 /** Only targets named `drifter…` change what they speak. */
 export function isDriftable(name: string): boolean {

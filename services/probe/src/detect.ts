@@ -2,10 +2,11 @@
 // probed on its own, never stopping at the first answer, in at most eight requests and 20 s.
 // A detection is not a run: it changes no test.
 import { DEFAULT_TIMEOUT_MS, ProbeContext, type ProbeOptions } from './context';
-import { type Evidence, evidenceOf } from './evidence';
+import { type Evidence, evidenceOf, storable } from './evidence';
 import type { Opening, ServerInfo } from './opening';
 import { openRevision } from './openings';
 import { deleteSession } from './openings/sessions';
+import { redact, redactStrings } from './redact';
 import { type Generation, REVISIONS, type Revision, revisionInfo } from './revisions';
 
 export const DETECTION_MAX_REQUESTS = 8;
@@ -54,15 +55,15 @@ export async function detect(url: string | URL, opts: ProbeOptions = {}): Promis
   const newest = [...revisions].reverse().find((r) => r.supported);
   const limited = ctx.exchanges.find((e) => e.status === 429);
   const outcome: DetectionOutcome = limited ? 'RATE_LIMITED' : newest ? 'DETECTED' : 'NONE';
-  return {
+  return storable({
     outcome,
-    retryAfterHeader: limited?.headers.retryAfter ?? null,
+    retryAfterHeader: limited?.headers.retryAfter ? redact(limited.headers.retryAfter, ctx.secrets) : null,
     newestSupported: newest?.revision ?? null,
     serverInfo: newest?.serverInfo ?? null,
     requests: ctx.requests,
     millis: ctx.millis(),
     revisions,
-  };
+  });
 }
 
 function describe(o: Opening, secrets: readonly string[]): RevisionDetection {
@@ -75,14 +76,16 @@ function describe(o: Opening, secrets: readonly string[]): RevisionDetection {
       supported: true,
       sentence: `${head}: supported. ${noteSentence(info.note)}`,
     };
-    if (o.serverInfo) entry.serverInfo = o.serverInfo;
+    // The server describes itself as it likes, the credentials it was sent included.
+    if (o.serverInfo) entry.serverInfo = redactStrings(o.serverInfo, secrets);
     return entry;
   }
   const message = o.ok
     ? `The server answered with protocol ${String(o.answered).slice(0, 40)} instead.`
     : (o.failure?.message ?? 'The opening failed.');
   const evidence = evidenceOf(o.decisive, message, secrets);
-  return { ...base, supported: false, sentence: `${head}: not supported (${why(o, evidence)}).`, evidence };
+  const sentence = redact(`${head}: not supported (${why(o, evidence)}).`, secrets);
+  return { ...base, supported: false, sentence, evidence };
 }
 
 function noteSentence(note: string): string {

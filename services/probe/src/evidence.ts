@@ -18,13 +18,14 @@ export const BODY_PREVIEW_CHARS = 200;
 
 export function evidenceOf(ex: Exchange | undefined, message: string, secrets: readonly string[]): Evidence {
   const err = errorOf(ex?.response);
-  const preview = ex?.text ? redact(printable(ex.text.slice(0, BODY_PREVIEW_CHARS)), secrets) : null;
+  // Redacted before it is cut: a credential straddling the cut would otherwise leave its first part behind.
+  const preview = ex?.text ? printable(redact(ex.text, secrets).slice(0, BODY_PREVIEW_CHARS)) : null;
   return {
     status: ex?.status ?? null,
     contentType: ex?.contentType ?? null,
     bodyPreview: preview,
     jsonRpcErrorCode: err?.code ?? null,
-    jsonRpcErrorMessage: err ? redact(err.message.slice(0, BODY_PREVIEW_CHARS), secrets) : null,
+    jsonRpcErrorMessage: err ? redact(err.message, secrets).slice(0, BODY_PREVIEW_CHARS) : null,
     millis: ex ? ex.millis : null,
     reachabilityFailure: ex?.failure ?? null,
     message: redact(message, secrets),
@@ -35,4 +36,20 @@ export function evidenceOf(ex: Exchange | undefined, message: string, secrets: r
 function printable(text: string): string {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping them is the point
   return text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g, '\ufffd');
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is one of the characters to replace
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/**
+ * The same value with U+FFFD in place of NUL and lone surrogates in every string: a server can put
+ * them in what it answers (JSON escapes, or a preview cut inside a surrogate pair), and Postgres
+ * refuses both in text and jsonb, so a result carrying one could never be stored.
+ */
+export function storable<T>(value: T): T {
+  if (typeof value === 'string') return value.replace(UNSTORABLE, '\ufffd') as T;
+  if (Array.isArray(value)) return value.map(storable) as T;
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, storable(v)])) as T;
+  return value;
 }

@@ -187,10 +187,11 @@ async function readCapped(
   let truncated = false;
   for await (const chunk of body) {
     const room = cap - size;
-    if (chunk.byteLength >= room) {
+    // A chunk that only fills the cap is not yet a truncation: the body may end right there.
+    if (chunk.byteLength > room) {
       chunks.push(chunk.subarray(0, room));
       size += room;
-      truncated = chunk.byteLength > room;
+      truncated = true;
       break;
     }
     chunks.push(chunk);
@@ -232,7 +233,12 @@ const TLS_CODES = new Set([
 
 /** Map a transport error to a reachability failure and a sentence an operator can act on. */
 export function classifyError(err: unknown): [ReachabilityFailure, string] {
-  const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
+  const e = err as {
+    code?: string;
+    name?: string;
+    message?: string;
+    cause?: { code?: string; name?: string; message?: string };
+  };
   const code = e?.code ?? e?.cause?.code ?? '';
   const detail = e?.cause?.message ?? e?.message ?? String(err);
   if (code === 'ECONNREFUSED') return ['connection_refused', 'the connection was refused'];
@@ -245,7 +251,13 @@ export function classifyError(err: unknown): [ReachabilityFailure, string] {
   if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT')
     return ['timeout', 'the server did not answer in time'];
   if (code === 'UND_ERR_HEADERS_OVERFLOW') return ['malformed_http', 'the response headers were too large'];
-  if (code.startsWith('HPE_') || code === 'UND_ERR_INFO')
+  // undici 7 raises llhttp's errors as HTTPParserError with no code (it looks the code up by number in a map by name).
+  if (
+    code.startsWith('HPE_') ||
+    code === 'UND_ERR_INFO' ||
+    e?.name === 'HTTPParserError' ||
+    e?.cause?.name === 'HTTPParserError'
+  )
     return ['malformed_http', 'the server did not answer in HTTP'];
   return ['network', `the request failed (${code || detail})`];
 }

@@ -3,13 +3,13 @@
 // the revision up again only on an era signal; a pinned run fails `mcp.protocol.revision` when the
 // server no longer speaks its revision. A run keeps at most one lookup; its timeout covers it.
 import { DEFAULT_TIMEOUT_MS, ProbeContext, type ProbeOptions } from './context';
-import { type Evidence, evidenceOf } from './evidence';
+import { type Evidence, evidenceOf, storable } from './evidence';
 import type { Exchange } from './exchange';
 import { type Lookup, lookup, NOT_IDENTIFIED } from './lookup';
 import type { Opening, ServerInfo } from './opening';
 import { openRevision } from './openings';
 import { OUTCOMES, type Outcome } from './outcomes';
-import { redact } from './redact';
+import { redact, redactStrings } from './redact';
 import { compareRevisions, type Era, type Generation, isRevision, type Revision, revisionInfo } from './revisions';
 
 export type RevisionChoice = 'newest' | Revision;
@@ -171,10 +171,12 @@ class RunBuilder {
     const negotiated = parts.negotiated ?? null;
     const about = isRevision(negotiated) ? negotiated : this.requested;
     const info = about ? revisionInfo(about) : undefined;
-    return {
+    const secrets = this.ctx.secrets;
+    return storable({
       mode: this.mode,
       requested: this.requested ?? null,
-      negotiated,
+      // What the server answered is the server's to choose: it may answer with the credential it was sent.
+      negotiated: negotiated === null ? null : redact(negotiated, secrets).slice(0, 64),
       generation: info?.generation ?? null,
       era: info?.era ?? null,
       outcome: parts.outcome,
@@ -182,14 +184,14 @@ class RunBuilder {
       previousRevision: parts.previousRevision ?? null,
       requests: this.ctx.requests,
       millis: this.ctx.millis(),
-      serverInfo: parts.serverInfo ?? null,
-      assertion: parts.assertion ?? null,
+      serverInfo: redactStrings(parts.serverInfo ?? null, secrets),
+      assertion: redactStrings(parts.assertion ?? null, secrets),
       lookup: {
         performed: this.lookup !== undefined,
         found: this.lookup?.found ?? null,
         requests: this.lookup?.requests ?? 0,
       },
       evidence: parts.evidence ?? null,
-    };
+    });
   }
 }

@@ -21,6 +21,13 @@ export {
 export { LOOKUP_MAX_REQUESTS, NOT_IDENTIFIED } from './lookup';
 export type { ServerInfo } from './opening';
 export { isPassing, OUTCOME_NAMES, OUTCOMES, type Outcome } from './outcomes';
-export { displayUrl, redact } from './redact';
+export { displayUrl, redact, redactStrings } from './redact';
 export * from './revisions';
-export { guardedDispatcher, PolicyRefusal, parseCidr, TargetPolicy, type TargetPolicyRanges } from './target-policy';
+export {
+  DEFAULT_SCHEMES,
+  guardedDispatcher,
+  PolicyRefusal,
+  parseCidr,
+  TargetPolicy,
+  type TargetPolicyRanges,
+} from './target-policy';

@@ -25,7 +25,13 @@ export function parseJsonRpc(text: string): JsonRpcMessage | undefined {
   if (v.jsonrpc !== '2.0') return undefined;
   if ('result' in v) {
     if (!v.result || typeof v.result !== 'object' || Array.isArray(v.result)) return undefined;
-    return v as JsonRpcMessage;
+    const answer: { jsonrpc: '2.0'; id?: number | string | null; result: Record<string, unknown> } = {
+      jsonrpc: '2.0',
+      result: kept(v.result) as Record<string, unknown>,
+    };
+    // An answer without an id stays without one (a missing id is not a mismatched one).
+    if ('id' in v) answer.id = v.id as number | string | null;
+    return answer as JsonRpcMessage;
   }
   if ('error' in v) {
     const e = v.error as Record<string, unknown> | null;
@@ -33,11 +39,33 @@ export function parseJsonRpc(text: string): JsonRpcMessage | undefined {
     return {
       jsonrpc: '2.0',
       id: (v.id as number | string | null) ?? null,
-      error: { code: e.code, message: typeof e.message === 'string' ? e.message : '', data: e.data },
+      error: { code: e.code, message: typeof e.message === 'string' ? e.message : '', data: kept(e.data) },
     };
   }
   if (typeof v.method === 'string') return v as JsonRpcMessage;
   return undefined;
+}
+
+/** How deep and how wide a probe keeps a result or error data: it reads nothing beyond (`_meta.<key>.name` is 3 deep). */
+const KEPT_DEPTH = 4;
+const KEPT_ITEMS = 64;
+
+/**
+ * The part of a parsed value a probe can read: at most KEPT_DEPTH levels and KEPT_ITEMS entries per
+ * level (deeper objects become null). 256 KiB of JSON can parse into megabytes of objects (nested or
+ * wide arrays), and an exchange keeps its answer for the rest of the probe: it must keep only this.
+ */
+function kept(value: unknown, depth = KEPT_DEPTH): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (depth === 0) return null;
+  if (Array.isArray(value)) return value.slice(0, KEPT_ITEMS).map((item) => kept(item, depth - 1));
+  const entries: [string, unknown][] = [];
+  for (const key in value) {
+    if (entries.length === KEPT_ITEMS) break;
+    if (Object.hasOwn(value, key)) entries.push([key, kept((value as Record<string, unknown>)[key], depth - 1)]);
+  }
+  // fromEntries defines properties, so a `__proto__` key stays data.
+  return Object.fromEntries(entries);
 }
 
 export function resultOf(msg: JsonRpcMessage | undefined): Record<string, unknown> | undefined {

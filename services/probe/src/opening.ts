@@ -106,6 +106,12 @@ export function judge(ex: Exchange, what: string): { outcome: Outcome; message: 
   }
   if (ex.response)
     return { outcome: 'protocol_error', message: `${what}: the answer is not what MCP specifies (${http})` };
+  // A JSON body or event stream cut off at the probe's bounds may well be JSON-RPC: too large, not "not JSON-RPC".
+  if (ex.truncated && /^(application\/([\w.+-]+\+)?json|text\/event-stream)\b/i.test(ex.contentType ?? ''))
+    return {
+      outcome: 'protocol_error',
+      message: `${what}: the answer is larger than a probe reads, so it was cut off unread (${http})`,
+    };
   return { outcome: 'not_mcp', message: `${what}: the answer is not JSON-RPC (${http})` };
 }
 

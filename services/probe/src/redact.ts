@@ -21,6 +21,19 @@ export function redact(text: string, secrets: readonly string[]): string {
   return out;
 }
 
+/**
+ * Every string in a value a server supplied (its serverInfo, the version it answered, a header it
+ * sent), redacted: a hostile server may answer with the credentials it was sent anywhere it can.
+ */
+export function redactStrings<T>(value: T, secrets: readonly string[]): T {
+  if (secrets.length === 0) return value;
+  if (typeof value === 'string') return redact(value, secrets) as T;
+  if (Array.isArray(value)) return value.map((v) => redactStrings(v, secrets)) as T;
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactStrings(v, secrets)])) as T;
+  return value;
+}
+
 /** A URL fit to print: no user name or password. */
 export function displayUrl(url: URL | string): string {
   const u = new URL(url);

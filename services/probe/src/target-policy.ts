@@ -1,8 +1,10 @@
-// Where probes may go. Public addresses are allowed; loopback, private, link-local (cloud
-// metadata) and other special ranges only where `allow` covers them; `deny` always wins. Control
-// checks address literals when a fleet is applied; the dispatcher below checks every address a
-// probe is about to dial, after DNS, so neither a fleet entry nor a DNS answer can point probes
-// at the agent's own network. node:net's BlockList does the CIDR matching.
+// Where probes may go. Public addresses are allowed; loopback, private and other special ranges
+// only where `allow` covers them; link-local and cloud metadata addresses only where an `allow`
+// entry inside them names them (a broad `0.0.0.0/0` or `100.64.0.0/10` does not); `deny` always
+// wins; and only the schemes `schemes` lists (default http and https). Control checks URLs with
+// address literals when a fleet is applied or a server saved; the dispatcher below checks every
+// address a probe is about to dial, after DNS, so neither a fleet entry nor a DNS answer can point
+// probes at the agent's own network. node:net's BlockList does the CIDR matching.
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
@@ -22,14 +24,34 @@ const SPECIAL: readonly string[] = [
   '240.0.0.0/4',
   '::/128',
   '::1/128',
+  '64:ff9b:1::/48',
   'fc00::/7',
   'fe80::/10',
   'ff00::/8',
 ];
 
+/**
+ * Link-local and cloud metadata addresses: refused unless an allow entry inside one of these
+ * ranges names it, so that no broad allow opens the instance's credentials to a probe.
+ */
+const METADATA: readonly string[] = [
+  '169.254.0.0/16', // IPv4 link-local: 169.254.169.254 (AWS, GCP, Azure, Oracle, DigitalOcean…), 169.254.170.2 (ECS)
+  'fe80::/10', // IPv6 link-local
+  'fd00:ec2::/32', // AWS over IPv6: metadata fd00:ec2::254, DNS ::253, time ::123
+  'fd20:ce::254/128', // GCP metadata over IPv6
+  '100.100.100.200/32', // Alibaba Cloud metadata
+  '192.0.0.192/32', // Oracle Cloud metadata (legacy)
+  '168.63.129.16/32', // Azure WireServer
+];
+
+/** The schemes a policy allows when it names none. */
+export const DEFAULT_SCHEMES = ['http', 'https'] as const;
+
 export interface TargetPolicyRanges {
   allow: readonly string[];
   deny: readonly string[];
+  /** URL schemes probes may use, without `:` (default http and https). */
+  schemes?: readonly string[];
 }
 
 export function parseCidr(cidr: string): { address: string; prefix: number; family: 'ipv4' | 'ipv6' } | undefined {
@@ -52,36 +74,93 @@ function blockList(cidrs: readonly string[]): BlockList {
 }
 
 const special = blockList(SPECIAL);
+const metadata = METADATA.map((cidr) => ({ cidr, range: parseCidr(cidr)!, list: blockList([cidr]) }));
 
-/** `::ffff:10.0.0.1` is 10.0.0.1: judge the IPv4 address it carries. */
-function unmapped(address: string): string {
-  return /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1] ?? address;
+/** The eight 16-bit groups of an IPv6 address (valid per isIP), an embedded dotted IPv4 included. */
+function hextets(address: string): number[] {
+  let text = address.replace(/%.*$/, '');
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head = '', tail] = text.split('::');
+  const h = head ? head.split(':') : [];
+  const t = tail ? tail.split(':') : [];
+  const fill = tail === undefined ? [] : Array<string>(8 - h.length - t.length).fill('0');
+  return [...h, ...fill, ...t].map((x) => Number.parseInt(x, 16));
+}
+
+/**
+ * The IPv4 address an IPv6 one carries where it reaches that IPv4 host: IPv4-mapped
+ * (`::ffff:10.0.0.1`, `::ffff:a00:1`) and NAT64's well-known prefix (`64:ff9b::a9fe:a9fe` is
+ * 169.254.169.254 on a NAT64 network). Anything else is returned as it is.
+ */
+function embeddedIPv4(address: string): string {
+  if (isIP(address) !== 6) return address;
+  const h = hextets(address);
+  const zeros = (from: number, to: number) => h.slice(from, to).every((x) => x === 0);
+  const mapped = zeros(0, 5) && h[5] === 0xffff;
+  const nat64 = h[0] === 0x64 && h[1] === 0xff9b && zeros(2, 6);
+  if (!mapped && !nat64) return address;
+  const [hi = 0, lo = 0] = h.slice(6);
+  return [hi >> 8, hi & 0xff, lo >> 8, lo & 0xff].join('.');
 }
 
 export class TargetPolicy {
   readonly #allow: BlockList;
   readonly #deny: BlockList;
+  /** Allow entries that lie inside a link-local or metadata range: the only ones that open such addresses. */
+  readonly #allowMetadata: BlockList;
+  readonly #schemes: readonly string[];
 
   constructor(ranges: TargetPolicyRanges) {
     this.#allow = blockList(ranges.allow);
     this.#deny = blockList(ranges.deny);
+    this.#allowMetadata = blockList(
+      ranges.allow.filter((cidr) => {
+        const c = parseCidr(cidr);
+        return (
+          c !== undefined &&
+          metadata.some(
+            (m) => m.range.family === c.family && c.prefix >= m.range.prefix && m.list.check(c.address, c.family),
+          )
+        );
+      }),
+    );
+    this.#schemes = (ranges.schemes ?? DEFAULT_SCHEMES).map((s) => s.toLowerCase());
   }
 
   /** Why this address may not be dialled, or undefined when it may. */
   refuses(raw: string): string | undefined {
-    const address = unmapped(raw.replace(/^\[|\]$/g, ''));
+    const address = embeddedIPv4(raw.replace(/^\[|\]$/g, ''));
     const version = isIP(address);
     if (version === 0) return undefined;
     const family = version === 4 ? 'ipv4' : 'ipv6';
     if (this.#deny.check(address, family)) return `${address} is in a range the policy denies`;
+    const meta = metadata.find((m) => m.list.check(address, family));
+    if (meta && !this.#allowMetadata.check(address, family))
+      return special.check(address, family)
+        ? `${address} is loopback, private or link-local and policy.allow does not name it (a link-local or cloud metadata address needs an allow entry inside ${meta.cidr})`
+        : `${address} is a cloud metadata address and policy.allow does not name it (it needs an allow entry inside ${meta.cidr})`;
+    if (meta) return undefined;
     if (special.check(address, family) && !this.#allow.check(address, family))
       return `${address} is loopback, private or link-local and policy.allow does not cover it`;
     return undefined;
   }
 
-  /** Check a URL whose host is an address literal (or `localhost`); host names are checked when dialled. */
+  /** Why a URL of this scheme (`https` or `https:`) may not be fetched, or undefined when it may. */
+  refusesScheme(protocol: string): string | undefined {
+    const scheme = protocol.replace(/:$/, '').toLowerCase();
+    if (this.#schemes.includes(scheme)) return undefined;
+    return `the scheme ${scheme}: is not one the policy allows (policy.schemes: ${this.#schemes.join(', ') || 'none'})`;
+  }
+
+  /** Check a URL's scheme, and its host when it is an address literal (or `localhost`); host names are checked when dialled. */
   refusesUrl(url: URL): string | undefined {
-    const host = url.hostname.replace(/^\[|\]$/g, '');
+    const scheme = this.refusesScheme(url.protocol);
+    if (scheme) return scheme;
+    const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '');
     if (host === 'localhost' || host.endsWith('.localhost')) return this.refuses('127.0.0.1');
     return this.refuses(host);
   }
@@ -113,8 +192,8 @@ export function guardedDispatcher(policy: TargetPolicy): Dispatcher {
     keepAliveMaxTimeout: 10_000,
     maxHeaderSize: 64 * 1024,
     connect: (opts, callback) => {
-      // Address literals never reach the lookup: check them here.
-      const refused = policy.refuses(opts.hostname);
+      // Address literals never reach the lookup: check them here, and the scheme with them.
+      const refused = policy.refusesScheme(opts.protocol) ?? policy.refuses(opts.hostname);
       if (refused) return callback(new PolicyRefusal(refused), null);
       connect(opts, callback);
     },

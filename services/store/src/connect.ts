@@ -1,6 +1,7 @@
 // Opening the database: Postgres through a pg pool when a URL is given, otherwise embedded PGlite
 // in a directory. Both get the same drizzle schema and the same migrations from /migrations.
-import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+// Opening also settles the key that seals stored credentials (credentials.ts), and Postgres TLS.
+import { accessSync, constants, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,6 +11,7 @@ import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import pg from 'pg';
+import { type Keyring, loadKeyring, useKeyring } from './credentials';
 import type { Db } from './db';
 import * as schema from './schema';
 
@@ -25,6 +27,17 @@ export interface StoreOptions {
   sharedBuffers?: string | undefined;
   /** Postgres pool size (default 10). */
   poolSize?: number | undefined;
+  /**
+   * Where the secret key and Postgres TLS settings come from (default process.env):
+   * MCP_FLEET_SECRET_KEY (or _FILE) and _PREVIOUS; PGSSLMODE, DATABASE_CA / DATABASE_CERT /
+   * DATABASE_KEY (or libpq's PGSSLROOTCERT / PGSSLCERT / PGSSLKEY) when the URL does not say.
+   */
+  env?: Record<string, string | undefined> | undefined;
+  /**
+   * The keyring for stored credentials, instead of the environment's (null: none). Without either,
+   * embedded mode makes a key file beside its directory (`./.mcp-fleet/secret.key`); Postgres has none.
+   */
+  keyring?: Keyring | null | undefined;
   log?: ((msg: string) => void) | undefined;
 }
 
@@ -32,6 +45,10 @@ export interface Store {
   kind: 'postgres' | 'pglite';
   /** Where the data lives, safe to print: `127.0.0.1:5432/mcpfleet` or the PGlite directory. */
   where: string;
+  /** Postgres: the TLS mode (`off`, `verify-full`, …); PGlite: `none` (no network). */
+  tls: string;
+  /** What seals stored credentials (also this process's keyring); null = no key, so no credentials can be stored. */
+  keyring: Keyring | null;
   db: Db;
   /** Apply the migrations in /migrations that this database has not seen yet. */
   migrate(): Promise<void>;
@@ -49,28 +66,130 @@ export const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..'
 /** Any number, as long as every mcp-fleet process migrating the same database uses it. */
 const MIGRATION_LOCK = 0x6d6366_6c74; // "mcflt"
 
-export async function openStore(opts: StoreOptions = {}): Promise<Store> {
-  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts) : openPglite(opts.dataDir ?? DEFAULT_DATA_DIR, opts);
+/** The embedded mode's generated key: beside the database directory (`./.mcp-fleet/secret.key` by default). */
+export function embeddedKeyFile(dataDir: string): string {
+  return join(dirname(resolve(dataDir)), 'secret.key');
 }
 
-async function openPostgres(url: string, opts: StoreOptions): Promise<Store> {
-  const where = describeUrl(url);
-  const secret = passwordOf(url);
-  const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 10, connectionTimeoutMillis: 10_000 });
-  // An idle client losing its connection must not crash the process; the next query reconnects.
-  pool.on('error', (err) => opts.log?.(`store: postgres connection lost (${where}): ${hide(reason(err), secret)}`));
+export async function openStore(opts: StoreOptions = {}): Promise<Store> {
+  const env = opts.env ?? process.env;
+  return opts.databaseUrl
+    ? openPostgres(opts.databaseUrl, opts, env)
+    : openPglite(opts.dataDir ?? DEFAULT_DATA_DIR, opts, env);
+}
+
+/** The keyring for stored credentials, installed as this process's (see credentials.ts). */
+function settleKeyring(
+  opts: StoreOptions,
+  env: Record<string, string | undefined>,
+  keyFile: string | undefined,
+): Keyring | null {
+  const keyring =
+    opts.keyring !== undefined ? opts.keyring : loadKeyring({ env, embeddedKeyFile: keyFile, log: opts.log });
+  useKeyring(keyring);
+  if (keyring) opts.log?.(`store: stored credentials sealed with key ${keyring.id} (${keyring.source})`);
+  else opts.log?.('store: no MCP_FLEET_SECRET_KEY: servers with headers (credentials) cannot be stored');
+  return keyring;
+}
+
+/** libpq's TLS parameters, and the environment variables that give them when the URL does not. */
+const TLS_PARAMS: [param: string, env: string[], what: string][] = [
+  ['sslrootcert', ['DATABASE_CA', 'PGSSLROOTCERT'], 'CA certificate'],
+  ['sslcert', ['DATABASE_CERT', 'PGSSLCERT'], 'client certificate'],
+  ['sslkey', ['DATABASE_KEY', 'PGSSLKEY'], 'client key'],
+  ['sslmode', ['PGSSLMODE'], 'mode'],
+];
+
+/**
+ * The connection string with the environment's TLS settings added where the URL has none, and
+ * the TLS mode it asks for. Certificate files without a mode mean `verify-full`. Modes follow
+ * node-postgres: `require`, `prefer` and `verify-ca` verify the certificate and host name like
+ * `verify-full` (unless the URL says `uselibpqcompat=true`); `no-verify` encrypts without checking;
+ * `disable` (or no TLS settings at all) connects in the clear.
+ */
+export function postgresConnection(
+  url: string,
+  env: Record<string, string | undefined> = process.env,
+): { url: string; tls: string } {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return { url, tls: 'unknown' };
+  }
+  let changed = false;
+  for (const [param, names] of TLS_PARAMS) {
+    if (u.searchParams.has(param)) continue;
+    const value = names.map((n) => env[n]?.trim()).find(Boolean);
+    if (value) {
+      u.searchParams.set(param, value);
+      changed = true;
+    }
+  }
+  const files = TLS_PARAMS.filter(([param]) => param !== 'sslmode' && u.searchParams.has(param));
+  if (files.length && !u.searchParams.has('sslmode') && !u.searchParams.has('ssl')) {
+    u.searchParams.set('sslmode', 'verify-full');
+    changed = true;
+  }
+  for (const [param, , what] of files) {
+    const path = u.searchParams.get(param)!;
+    try {
+      accessSync(path, constants.R_OK);
+    } catch (err) {
+      throw new Error(
+        `cannot read the Postgres TLS ${what} ${path} (${param}): ${(err as NodeJS.ErrnoException).code ?? 'error'}`,
+      );
+    }
+  }
+  const ssl = u.searchParams.get('ssl');
+  const mode =
+    u.searchParams.get('sslmode') ??
+    (ssl === 'true' || ssl === '1' ? 'verify-full' : ssl === null || ssl === 'false' || ssl === '0' ? 'off' : ssl);
+  return { url: changed ? u.toString() : url, tls: mode === 'disable' ? 'off' : mode };
+}
+
+async function openPostgres(
+  rawUrl: string,
+  opts: StoreOptions,
+  env: Record<string, string | undefined>,
+): Promise<Store> {
+  const keyring = settleKeyring(opts, env, undefined);
+  const where = describeUrl(rawUrl);
+  const secret = passwordOf(rawUrl);
+  const { url, tls } = postgresConnection(rawUrl, env);
+  const pool = new pg.Pool({
+    connectionString: url,
+    // No TLS settings anywhere: say so, rather than let pg read PGSSLMODE from another environment.
+    ...(tls === 'off' ? { ssl: false } : {}),
+    max: opts.poolSize ?? 10,
+    connectionTimeoutMillis: 10_000,
+  });
+  // A client losing its connection must not crash the process. The pool listens on idle clients;
+  // a checked-out one (a transaction between two statements, when Postgres stops) has no listener,
+  // and its 'error' would throw: give each one a listener on first checkout. The statement fails
+  // anyway (ingest naks its result and it comes back) and the pool drops the client on release.
+  const lost = (err: Error) => opts.log?.(`store: postgres connection lost (${where}): ${hide(reason(err), secret)}`);
+  pool.on('error', lost);
+  const listened = new WeakSet<object>();
+  pool.on('acquire', (client) => {
+    if (listened.has(client)) return;
+    listened.add(client);
+    client.on('error', lost);
+  });
   try {
     await pool.query('select 1');
   } catch (err) {
     await pool.end().catch(() => {});
     throw new Error(`cannot connect to Postgres at ${where}: ${hide(reason(err), secret)}`);
   }
-  opts.log?.(`store: postgres at ${where}`);
+  opts.log?.(`store: postgres at ${where} (TLS ${tls})`);
   const db = drizzlePg({ client: pool, schema });
   let closed = false;
   return {
     kind: 'postgres',
     where,
+    tls,
+    keyring,
     db,
     async migrate() {
       // Two processes starting together (`mcp-fleet up`, a rollout) must not both apply a migration:
@@ -93,7 +212,11 @@ async function openPostgres(url: string, opts: StoreOptions): Promise<Store> {
   };
 }
 
-async function openPglite(dataDir: string, opts: StoreOptions): Promise<Store> {
+async function openPglite(
+  dataDir: string,
+  opts: StoreOptions,
+  env: Record<string, string | undefined>,
+): Promise<Store> {
   const dir = resolve(dataDir);
   let client: PGlite;
   try {
@@ -101,6 +224,7 @@ async function openPglite(dataDir: string, opts: StoreOptions): Promise<Store> {
   } catch (err) {
     throw new Error(`cannot open the embedded database in ${dir}: ${reason(err)}`);
   }
+  const keyring = settleKeyring(opts, env, embeddedKeyFile(dir));
   const unlock = lockDataDir(dir, opts.log);
   try {
     const startParams = opts.sharedBuffers
@@ -116,6 +240,8 @@ async function openPglite(dataDir: string, opts: StoreOptions): Promise<Store> {
   return {
     kind: 'pglite',
     where: dir,
+    tls: 'none',
+    keyring,
     db,
     async migrate() {
       // The directory's lock and PGlite's single connection leave nothing to race the migrator.

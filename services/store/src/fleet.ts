@@ -1,6 +1,18 @@
 // The fleet: servers and their tests. Retiring keeps history; nothing here deletes a row.
+// Header values (credentials) are sealed on the way in and opened on the way out (credentials.ts):
+// the database only ever holds them encrypted; callers of these functions see plaintext.
 import { isRevision, type Revision } from '@mcp-fleet/probe';
 import { and, asc, eq, isNull, sql } from 'drizzle-orm';
+import {
+  CredentialsUnreadableError,
+  currentKeyring,
+  KEY_HINT,
+  needsReseal,
+  openHeaders,
+  SECRET_KEY_ENV,
+  SecretKeyError,
+  sealHeaders,
+} from './credentials';
 import type { Db } from './db';
 import { DuplicateNameError, pgCode, withoutParams } from './errors';
 import { servers, testStates, tests } from './schema';
@@ -41,7 +53,10 @@ export interface ActiveTest {
   serverId: string;
   serverName: string;
   url: string;
+  /** Plaintext, for the jobs; empty when they cannot be opened (see credentialsError). */
   headers: Record<string, string>;
+  /** Why the server's stored credentials cannot be opened (wrong key, altered), else null: do not probe it. */
+  credentialsError: string | null;
   regions: string[] | null;
   intervalMs: number;
   timeoutMs: number;
@@ -50,8 +65,15 @@ export interface ActiveTest {
   currentRevisions: Record<string, string>;
 }
 
-export function listActiveServers(db: Db): Promise<Server[]> {
-  return db.select().from(servers).where(isNull(servers.retiredAt)).orderBy(asc(servers.name));
+/** A row as callers see it: its headers opened. Throws SecretKeyError / CredentialsUnreadableError. */
+function opened(row: Server): Server {
+  return { ...row, headers: openHeaders(row.headers, row.url, row.name) };
+}
+
+/** Active servers, credentials opened (throws when one cannot be: see sealStoredCredentials). */
+export async function listActiveServers(db: Db): Promise<Server[]> {
+  const rows = await db.select().from(servers).where(isNull(servers.retiredAt)).orderBy(asc(servers.name));
+  return rows.map(opened);
 }
 
 /** The active server with this name (a retired one may share it). */
@@ -60,23 +82,26 @@ export async function getServerByName(db: Db, name: string): Promise<Server | nu
     .select()
     .from(servers)
     .where(and(eq(servers.name, name), isNull(servers.retiredAt)));
-  return row ?? null;
+  return row ? opened(row) : null;
 }
 
-/** A server by id, retired or not. */
+/** A server by id, retired or not, credentials opened. */
 export async function getServer(db: Db, id: string): Promise<Server | null> {
   const [row] = await db.select().from(servers).where(eq(servers.id, id));
-  return row ?? null;
+  return row ? opened(row) : null;
 }
 
 export async function createServer(db: Db, input: ServerInput): Promise<Server> {
+  const headers = input.headers ?? {};
+  // Outside the try: a missing key is the operator's to fix, not a database error.
+  const sealed = sealHeaders(headers, input.url);
   try {
     const [row] = await db
       .insert(servers)
       .values({
         name: input.name,
         url: input.url,
-        headers: input.headers ?? {},
+        headers: sealed,
         regions: input.regions ?? null,
         intervalMs: input.intervalMs,
         timeoutMs: input.timeoutMs,
@@ -84,7 +109,7 @@ export async function createServer(db: Db, input: ServerInput): Promise<Server> 
         source: input.source ?? 'api',
       })
       .returning();
-    return row!;
+    return { ...row!, headers };
   } catch (err) {
     throw serverError(err, input.name);
   }
@@ -95,22 +120,108 @@ export async function updateServer(db: Db, id: string, patch: ServerPatch): Prom
   const set: Partial<typeof servers.$inferInsert> = { updatedAt: new Date() };
   if (patch.name !== undefined) set.name = patch.name;
   if (patch.url !== undefined) set.url = patch.url;
-  if (patch.headers !== undefined) set.headers = patch.headers;
   if (patch.regions !== undefined) set.regions = patch.regions;
   if (patch.intervalMs !== undefined) set.intervalMs = patch.intervalMs;
   if (patch.timeoutMs !== undefined) set.timeoutMs = patch.timeoutMs;
   if (patch.detectionIntervalMs !== undefined) set.detectionIntervalMs = patch.detectionIntervalMs;
   if (patch.source !== undefined) set.source = patch.source;
-  try {
-    const [row] = await db
+  const write = async (tx: Db): Promise<Server | null> => {
+    if (patch.headers !== undefined || patch.url !== undefined) {
+      // Seals are bound to the server's origin: new headers are sealed for the URL they will go
+      // to, and kept headers are sealed again when the URL moves to another origin.
+      let url = patch.url;
+      let stored: Server | undefined;
+      if (url === undefined || patch.headers === undefined) {
+        [stored] = await tx
+          .select()
+          .from(servers)
+          .where(and(eq(servers.id, id), isNull(servers.retiredAt)))
+          .for('update');
+        if (!stored) return null;
+        url ??= stored.url;
+      }
+      if (patch.headers !== undefined) set.headers = sealHeaders(patch.headers, url);
+      else if (stored && origin(stored.url) !== origin(url) && Object.keys(stored.headers).length > 0)
+        set.headers = sealHeaders(openHeaders(stored.headers, stored.url, stored.name), url);
+    }
+    const [row] = await tx
       .update(servers)
       .set(set)
       .where(and(eq(servers.id, id), isNull(servers.retiredAt)))
       .returning();
-    return row ?? null;
+    if (!row) return null;
+    return patch.headers !== undefined ? { ...row, headers: patch.headers } : opened(row);
+  };
+  try {
+    return await db.transaction(write);
   } catch (err) {
+    if (err instanceof SecretKeyError || err instanceof CredentialsUnreadableError) throw err;
     throw serverError(err, patch.name ?? id);
   }
+}
+
+function origin(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return url;
+  }
+}
+
+/** What sealStoredCredentials did. */
+export interface SealReport {
+  /** Servers whose credentials were (re-)sealed under the current key: plaintext rows from before encryption, or older keys. */
+  resealed: string[];
+  /** Servers whose credentials no key at hand opens. */
+  unreadable: { id: string; name: string; retired: boolean; reason: string }[];
+}
+
+/**
+ * Bring every stored credential under the current key (control runs it at start): plaintext
+ * values from before encryption and values sealed under a previous key are sealed again.
+ * Without a key it throws SecretKeyError if any server (retired ones included) has headers:
+ * they could neither be stored safely nor opened.
+ */
+export async function sealStoredCredentials(db: Db): Promise<SealReport> {
+  const keyring = currentKeyring();
+  return db.transaction(async (tx) => {
+    const rows = await tx
+      .select()
+      .from(servers)
+      .where(sql`${servers.headers} <> '{}'::jsonb`)
+      .orderBy(asc(servers.name))
+      .for('update');
+    const report: SealReport = { resealed: [], unreadable: [] };
+    if (rows.length === 0) return report;
+    if (!keyring) {
+      const names = rows.slice(0, 5).map((r) => JSON.stringify(r.name));
+      throw new SecretKeyError(
+        `${rows.length} stored server(s) have credentials (${names.join(', ')}${rows.length > 5 ? ', …' : ''}) ` +
+          `and ${SECRET_KEY_ENV} is not set: set it (${KEY_HINT}), the key they were sealed with if they were. ` +
+          'Credentials are never stored or used unsealed, so control does not start without it.',
+      );
+    }
+    for (const row of rows) {
+      let plain: Record<string, string>;
+      try {
+        plain = openHeaders(row.headers, row.url, row.name, keyring);
+      } catch (err) {
+        report.unreadable.push({ id: row.id, name: row.name, retired: row.retiredAt !== null, reason: message(err) });
+        continue;
+      }
+      if (!needsReseal(row.headers, keyring)) continue;
+      await tx
+        .update(servers)
+        .set({ headers: sealHeaders(plain, row.url, keyring) })
+        .where(eq(servers.id, row.id));
+      report.resealed.push(row.name);
+    }
+    return report;
+  });
+}
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }
 
 /** Retire a server and its tests together; false when it was not active. */
@@ -156,7 +267,17 @@ export async function listActiveTests(db: Db, serverId?: string): Promise<Active
     .innerJoin(servers, eq(servers.id, tests.serverId))
     .where(and(isNull(tests.retiredAt), isNull(servers.retiredAt), serverId ? eq(tests.serverId, serverId) : undefined))
     .orderBy(asc(servers.name), asc(tests.createdAt), asc(tests.id));
-  return rows.map((r) => ({ ...r, currentRevisions: r.currentRevisions ?? {} }));
+  return rows.map((r) => {
+    let headers: Record<string, string> = {};
+    let credentialsError: string | null = null;
+    try {
+      headers = openHeaders(r.headers, r.url, r.serverName);
+    } catch (err) {
+      // One server whose credentials cannot be opened must not stop the others being probed.
+      credentialsError = message(err);
+    }
+    return { ...r, headers, credentialsError, currentRevisions: r.currentRevisions ?? {} };
+  });
 }
 
 export async function createTest(db: Db, input: TestInput): Promise<Test> {

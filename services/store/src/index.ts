@@ -2,6 +2,7 @@
 // Every query takes the drizzle handle (`store.db`, or a transaction) as its first argument.
 export * from './agents';
 export * from './connect';
+export * from './credentials';
 export type { Db, Schema } from './db';
 export * from './downgrades';
 export * from './drift';

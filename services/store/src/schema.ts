@@ -21,7 +21,11 @@ export const servers = pgTable(
     id: uuid('id').primaryKey().defaultRandom(),
     name: text('name').notNull(),
     url: text('url').notNull(),
-    /** Request headers (credentials). Stored as given for now; encrypted at rest with issue 6. */
+    /**
+     * Request headers (credentials): names as given, each value sealed (AES-256-GCM, credentials.ts),
+     * `mcpfleet:v1:<key id>:<iv>:<tag>:<ciphertext>`. Read and write them through fleet.ts, which
+     * seals and opens them; rows from before encryption hold plaintext until control re-seals them.
+     */
     headers: jsonb('headers').$type<Record<string, string>>().notNull().default({}),
     /** Regions that probe it; null = every region of the fleet. */
     regions: text('regions').array(),

@@ -1,10 +1,14 @@
 'use server';
 // What the editor asks of the control plane: detect a URL's protocol, save a server and its tests.
 // Stored credentials never go to the browser: a header left blank keeps its stored value here.
+// Each action needs an admin session when sign-in is on (proxy.ts turns away requests without a
+// session; this is the second lock), and Next refuses a server action whose Origin is not this
+// dashboard's Host (as proxy.ts does for every POST), so another site cannot drive them.
 import { getServer } from '@mcp-fleet/store';
 import { redirect } from 'next/navigation';
 import { ControlError, control } from '../../lib/control';
 import { getDb } from '../../lib/db';
+import { writeRefusal } from '../../lib/session';
 
 export interface HeaderInput {
   name: string;
@@ -29,6 +33,8 @@ export async function detectProtocol(input: {
   headers: HeaderInput[];
   serverId?: string;
 }): Promise<DetectAnswer> {
+  const refused = await writeRefusal();
+  if (refused) return { ok: false, error: refused };
   try {
     const headers = await resolveHeaders(input.headers, input.url, input.serverId);
     const detection = await control<Extract<DetectAnswer, { ok: true }>['detection']>('POST', '/api/detect', {
@@ -56,6 +62,8 @@ export interface ServerForm {
 }
 
 export async function saveServer(form: ServerForm): Promise<{ ok: false; error: string }> {
+  const refused = await writeRefusal();
+  if (refused) return { ok: false, error: refused };
   let id = form.id;
   try {
     const headers = await resolveHeaders(form.headers, form.url, form.id);

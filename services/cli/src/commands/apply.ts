@@ -22,9 +22,11 @@ export async function applyCommand(args: string[], out: (s: string) => void): Pr
   const api = values.api ?? `http://127.0.0.1:${process.env.MCP_FLEET_API_PORT ?? 7070}`;
   let res: Response;
   try {
+    // With API tokens on, applying needs an admin token: MCP_FLEET_API_TOKEN (never a flag, which `ps` shows).
+    const token = process.env.MCP_FLEET_API_TOKEN?.trim();
     res = await fetch(`${api}/api/fleet`, {
       method: 'POST',
-      headers: { 'content-type': 'application/yaml' },
+      headers: { 'content-type': 'application/yaml', ...(token ? { authorization: `Bearer ${token}` } : {}) },
       body: text,
     });
   } catch {
@@ -33,7 +35,9 @@ export async function applyCommand(args: string[], out: (s: string) => void): Pr
   }
   const body = (await res.json()) as { error?: string };
   if (!res.ok) {
-    process.stderr.write(`mcp-fleet: ${body.error ?? `HTTP ${res.status}`}\n`);
+    const hint =
+      res.status === 401 || res.status === 403 ? ' (set MCP_FLEET_API_TOKEN to an admin token of this control)' : '';
+    process.stderr.write(`mcp-fleet: ${body.error ?? `HTTP ${res.status}`}${hint}\n`);
     return res.status === 400 ? EXIT.usage : EXIT.failed;
   }
   out(JSON.stringify(body, null, 2));

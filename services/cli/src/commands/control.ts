@@ -1,6 +1,16 @@
 import { busOptionsFromEnv, createLogger, openBus } from '@mcp-fleet/bus';
-import { FleetFileError, loadFleetFile, startControl } from '@mcp-fleet/control';
-import { openStore } from '@mcp-fleet/store';
+import {
+  API_AUTH_HOW,
+  type ApiAuth,
+  AuthConfigError,
+  allowUnauthenticated,
+  apiAuthFromEnv,
+  assertSafeBind,
+  FleetFileError,
+  loadFleetFile,
+  startControl,
+} from '@mcp-fleet/control';
+import { CredentialsUnreadableError, openStore, SecretKeyError } from '@mcp-fleet/store';
 import { parse, positiveInt, retentionDays } from '../args';
 import { EXIT, UsageError } from '../usage';
 import { untilSignal } from './sim';
@@ -12,6 +22,22 @@ export async function controlCommand(args: string[], out: (s: string) => void): 
   const { values, positionals } = parse(args, OPTIONS);
   if (positionals.length) throw new UsageError(`unexpected argument: ${positionals[0]}`);
   const env = process.env;
+  const host = values.host ?? env.MCP_FLEET_API_HOST ?? '127.0.0.1';
+  // Tokens and the address are checked before anything starts: a bad token or an open API beyond
+  // loopback is a usage error, not a half-started control.
+  const auth = checkedApiAuth(env);
+  try {
+    assertSafeBind({
+      what: "control's API",
+      host,
+      authEnabled: auth.enabled,
+      allowUnauthenticated: allowUnauthenticated(env),
+      how: API_AUTH_HOW,
+    });
+  } catch (err) {
+    if (err instanceof AuthConfigError) throw new UsageError(err.message);
+    throw err;
+  }
   const log = createLogger('mcp-fleet-control');
   let fleet = null;
   try {
@@ -23,10 +49,16 @@ export async function controlCommand(args: string[], out: (s: string) => void): 
     }
     throw err;
   }
-  const store = await openStore({ databaseUrl: env.DATABASE_URL, log: (m) => log.info(m) });
+  // The secret key (MCP_FLEET_SECRET_KEY, …) and Postgres TLS (PGSSLMODE, DATABASE_CA, …) come from the environment too.
+  const store = await openStore({ databaseUrl: env.DATABASE_URL, env, log: (m) => log.info(m) }).catch(configError);
+  if (!store) return EXIT.usage;
   await store.migrate();
   const busOptions = busOptionsFromEnv(env);
   if (!busOptions.natsUrl) log.warn('NATS_URL is unset: jobs stay in this process and no separate agent will see them');
+  else if (!busOptions.tls && !natsLooksLocalOrTls(busOptions.natsUrl))
+    log.warn(
+      "NATS_URL is not tls:// and NATS_CA is unset: jobs carry servers' credentials to the agents, so use TLS to a NATS that is not on this machine",
+    );
   const bus = await openBus({ ...busOptions, log });
   const control = await startControl({
     store,
@@ -37,10 +69,19 @@ export async function controlCommand(args: string[], out: (s: string) => void): 
       .map((r) => r.trim())
       .filter(Boolean),
     port: positiveInt(env.MCP_FLEET_API_PORT, 'MCP_FLEET_API_PORT', 7070, 65_535),
-    host: values.host ?? env.MCP_FLEET_API_HOST ?? '127.0.0.1',
+    host,
+    auth,
+    allowUnauthenticated: allowUnauthenticated(env),
     retentionDays: retentionDays(),
-  });
-  out(`control at ${control.url} (API /api, metrics /metrics); database ${store.kind} (${store.where}).`);
+  }).catch(configError);
+  if (!control) {
+    await bus.close();
+    await store.close();
+    return EXIT.usage;
+  }
+  out(
+    `control at ${control.url} (API /api, metrics /metrics); database ${store.kind} (${store.where}); ${authSummary(auth)}.`,
+  );
   const reload = () => {
     if (!values.fleet) return;
     loadFleetFile(values.fleet)
@@ -54,4 +95,44 @@ export async function controlCommand(args: string[], out: (s: string) => void): 
   await bus.close();
   await store.close();
   return EXIT.ok;
+}
+
+/** Every NATS URL is tls:// or on loopback (a TLS-only server upgrades nats:// too, but cannot be told from here). */
+function natsLooksLocalOrTls(urls: string): boolean {
+  return urls.split(',').every((raw) => {
+    const url = raw.trim();
+    if (/^tls:\/\//i.test(url)) return true;
+    const host = url
+      .replace(/^[a-z]+:\/\//i, '')
+      .replace(/^[^@]*@/, '')
+      .replace(/:\d+$/, '')
+      .replace(/^\[|\]$/g, '');
+    return host === 'localhost' || host === '::1' || /^127\./.test(host);
+  });
+}
+
+/** A missing or wrong secret key: a clear line and exit code 2, as a bad fleet file gets. */
+function configError(err: unknown): undefined {
+  if (err instanceof SecretKeyError || err instanceof CredentialsUnreadableError) {
+    process.stderr.write(`mcp-fleet: ${err.message}\n`);
+    return undefined;
+  }
+  throw err;
+}
+
+/** API tokens from the environment; a bad one is a usage error naming the variable, never the value. */
+export function checkedApiAuth(env: NodeJS.ProcessEnv): ApiAuth {
+  try {
+    return apiAuthFromEnv(env);
+  } catch (err) {
+    if (err instanceof AuthConfigError) throw new UsageError(err.message);
+    throw err;
+  }
+}
+
+/** `API tokens: 1 admin, 2 read; /metrics open` — counts only, never a token. */
+export function authSummary(auth: ApiAuth): string {
+  const metrics = auth.metricsProtected ? 'needs its token' : 'open';
+  if (!auth.enabled) return `API auth off (no tokens); /metrics ${metrics}`;
+  return `API tokens: ${auth.counts.admin} admin, ${auth.counts.read} read; /metrics ${metrics}`;
 }

@@ -1,20 +1,27 @@
 import { type Agent, startAgent, startTracing, tracesUrl } from '@mcp-fleet/agent';
 import { type Bus, busOptionsFromEnv, createLogger, openBus } from '@mcp-fleet/bus';
 import {
+  API_AUTH_HOW,
+  AuthConfigError,
+  allowUnauthenticated,
+  assertSafeBind,
   type Control,
   type FleetDefinition,
   FleetFileError,
   loadFleetFile,
   parseFleet,
   startControl,
+  tokensFromEnv,
 } from '@mcp-fleet/control';
 import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
-import { openStore, type Store } from '@mcp-fleet/store';
+import { CredentialsUnreadableError, openStore, SecretKeyError, type Store } from '@mcp-fleet/store';
 import type { Dashboard } from '@mcp-fleet/web';
+import { WebAuthConfigError, webAuthFromEnv } from '@mcp-fleet/web/auth';
 import { parse, positiveInt, retentionDays } from '../args';
 import { demoDrift, demoFleetYaml } from '../demo-fleet';
 import { columns } from '../table';
 import { EXIT, UsageError } from '../usage';
+import { authSummary, checkedApiAuth } from './control';
 import { untilSignal } from './sim';
 
 const OPTIONS = {
@@ -36,6 +43,37 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
   const apiPort = positiveInt(env.MCP_FLEET_API_PORT, 'MCP_FLEET_API_PORT', 7070, 65_535);
   const agentPort = positiveInt(env.MCP_FLEET_AGENT_PORT, 'MCP_FLEET_AGENT_PORT', 7071, 65_535);
   const webPort = positiveInt(env.PORT, 'PORT', 3000, 65_535);
+  const apiHost = env.MCP_FLEET_API_HOST ?? '127.0.0.1';
+  const webHost = env.MCP_FLEET_WEB_HOST ?? '127.0.0.1';
+  // Who may use the API and the dashboard, checked before anything starts: a bad token, a short
+  // password or an open listener beyond loopback is a usage error.
+  const apiAuth = checkedApiAuth(env);
+  let webAuthOn = false;
+  try {
+    assertSafeBind({
+      what: "control's API",
+      host: apiHost,
+      authEnabled: apiAuth.enabled,
+      allowUnauthenticated: allowUnauthenticated(env),
+      how: API_AUTH_HOW,
+    });
+    if (!values['no-dashboard']) {
+      webAuthOn = webAuthFromEnv(env).enabled;
+      assertSafeBind({
+        what: 'the dashboard',
+        host: webHost,
+        authEnabled: webAuthOn,
+        allowUnauthenticated: allowUnauthenticated(env),
+        how: 'Set MCP_FLEET_WEB_PASSWORD (or API tokens, which also sign in)',
+      });
+    }
+  } catch (err) {
+    if (err instanceof AuthConfigError || err instanceof WebAuthConfigError) throw new UsageError(err.message);
+    throw err;
+  }
+  // The dashboard changes the fleet through control with an admin token: its own, or the first one.
+  const dashboardToken =
+    env.MCP_FLEET_API_TOKEN?.trim() || tokensFromEnv(env).find((t) => t.scope === 'admin')?.token || undefined;
 
   let sim: Sim | undefined;
   let fleet: FleetDefinition;
@@ -56,17 +94,30 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
     const bus = await openBus({ ...busOptionsFromEnv(env), log });
     running.bus = bus;
     const tracing = startTracing({ serviceName: 'mcp-fleet' });
-    running.control = await startControl({ store, bus, log, fleet, port: apiPort, retentionDays: retentionDays() });
+    running.control = await startControl({
+      store,
+      bus,
+      log,
+      fleet,
+      port: apiPort,
+      host: apiHost,
+      auth: apiAuth,
+      allowUnauthenticated: allowUnauthenticated(env),
+      retentionDays: retentionDays(),
+    });
     for (const [i, region] of fleet.regions.entries())
       running.agents.push(await startAgent({ bus, region, metricsPort: agentPort + i, log }));
     if (!values['no-dashboard']) {
       // Loaded only here: Next.js takes seconds to import, which no other verb should pay.
       const { startDashboard } = await import('@mcp-fleet/web');
+      if (apiAuth.enabled && !dashboardToken)
+        log.warn('no admin token for the dashboard (MCP_FLEET_API_TOKEN): it shows the fleet but cannot change it');
       running.dashboard = await startDashboard({
         db: store.db,
         apiUrl: running.control.url,
+        apiToken: dashboardToken,
         port: webPort,
-        host: env.MCP_FLEET_WEB_HOST,
+        host: webHost,
         log: (m) => log.info(m),
       });
     }
@@ -76,7 +127,14 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
       ['API', `${running.control.url}/api/servers`],
       ['Control metrics', `${running.control.url}/metrics`],
       ...running.agents.map((a) => [`Agent ${a.region}`, a.metricsUrl ?? '-']),
+      ['Auth', `${authSummary(apiAuth)}; dashboard sign-in ${webAuthOn ? 'on' : 'off'}`],
       ['Database', `${store.kind} (${store.where})`],
+      [
+        'Credentials',
+        store.keyring
+          ? `sealed at rest (AES-256-GCM, key ${store.keyring.id} from ${store.keyring.source})`
+          : 'none can be stored (set MCP_FLEET_SECRET_KEY)',
+      ],
       ['Queue', bus.kind === 'nats' ? `NATS JetStream (${env.NATS_URL})` : 'in-process'],
       ['Traces', tracing.enabled ? `OTLP to ${tracesUrl({})}` : 'off (set OTEL_EXPORTER_OTLP_ENDPOINT)'],
       [
@@ -102,7 +160,8 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
     await tracing.shutdown();
     return EXIT.ok;
   } catch (err) {
-    if (err instanceof FleetFileError) {
+    // A bad fleet file or a missing or wrong secret key: the operator's to fix, and the message says how.
+    if (err instanceof FleetFileError || err instanceof SecretKeyError || err instanceof CredentialsUnreadableError) {
       process.stderr.write(`mcp-fleet: ${err.message}\n`);
       return EXIT.usage;
     }

@@ -1,0 +1,231 @@
+// Who may use control's API. Bearer tokens from the environment, each with a scope: `read` (every
+// GET) or `admin` (everything, including every write and POST /api/detect, which makes control
+// probe a URL). No token configured = auth off (one machine), and then control only listens on
+// loopback unless MCP_FLEET_ALLOW_UNAUTHENTICATED=1 says something in front of it authenticates.
+//
+// Tokens are kept as SHA-256 digests and a presented token is compared with every one of them in
+// constant time (crypto.timingSafeEqual over equal-length digests), so neither a token's value nor
+// its length leaks through timing. No token is ever logged or echoed: errors name the variable and
+// the entry's position, never its value.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import { isIP } from 'node:net';
+
+export type Scope = 'read' | 'admin';
+/** What a route needs: nothing, a read token, an admin token, or /metrics' own rule. */
+export type Access = 'public' | 'metrics' | Scope;
+
+export const MIN_TOKEN_LENGTH = 32;
+
+/** A misconfiguration: a clear sentence for the operator, exit code 2. */
+export class AuthConfigError extends Error {}
+
+interface Credential {
+  scope: Scope | 'metrics';
+  digest: Buffer;
+}
+
+export interface ApiAuthOptions {
+  tokens?: { scope: Scope; token: string }[];
+  /** When set, /metrics needs this token (or any API token); unset, /metrics stays open. */
+  metricsToken?: string | undefined;
+}
+
+export class ApiAuth {
+  readonly #credentials: Credential[];
+  readonly enabled: boolean;
+  readonly metricsProtected: boolean;
+  readonly counts: Record<Scope, number>;
+
+  constructor(opts: ApiAuthOptions = {}) {
+    const tokens = opts.tokens ?? [];
+    this.#credentials = tokens.map((t) => ({ scope: t.scope, digest: digest(t.token) }));
+    if (opts.metricsToken) this.#credentials.push({ scope: 'metrics', digest: digest(opts.metricsToken) });
+    this.enabled = tokens.length > 0;
+    this.metricsProtected = Boolean(opts.metricsToken);
+    this.counts = {
+      read: tokens.filter((t) => t.scope === 'read').length,
+      admin: tokens.filter((t) => t.scope === 'admin').length,
+    };
+  }
+
+  /** Auth off: every route is open (control then listens on loopback only). */
+  static off(): ApiAuth {
+    return new ApiAuth();
+  }
+
+  /**
+   * The scope a presented token carries, or null. Every credential is compared, match or not, each
+   * in constant time over SHA-256 digests (equal lengths whatever was presented).
+   */
+  identify(presented: string | null): Credential['scope'] | null {
+    if (!presented) return null;
+    const d = digest(presented);
+    let found: Credential['scope'] | null = null;
+    for (const c of this.#credentials) if (timingSafeEqual(c.digest, d) && found === null) found = c.scope;
+    return found;
+  }
+
+  /**
+   * Admit a request to a route needing `access`, or say why not: 401 (no or unknown token: send
+   * `WWW-Authenticate: Bearer`) or 403 (a read token on a write route).
+   */
+  check(access: Access, headers: IncomingHttpHeaders): AuthRefusal | null {
+    if (access === 'public') return null;
+    if (access === 'metrics' && !this.metricsProtected) return null;
+    if (access !== 'metrics' && !this.enabled) return null;
+    const presented = bearerToken(headers.authorization);
+    const scope = this.identify(presented);
+    if (scope === null)
+      return {
+        status: 401,
+        reason: presented === null ? 'no bearer token' : 'unknown token',
+        message:
+          presented === null
+            ? 'authentication required: send Authorization: Bearer <token>'
+            : 'the bearer token is not valid',
+        challenge: presented === null ? 'Bearer realm="mcp-fleet"' : 'Bearer realm="mcp-fleet", error="invalid_token"',
+      };
+    if (access === 'metrics') return null; // any known token reads the metrics
+    if (scope === 'metrics' || (access === 'admin' && scope !== 'admin'))
+      return {
+        status: 403,
+        reason: `a ${scope} token on a route needing ${access}`,
+        message: `this needs a token with ${access} scope; the one sent has ${scope} scope`,
+        challenge: `Bearer realm="mcp-fleet", error="insufficient_scope", scope="${access}"`,
+      };
+    return null;
+  }
+}
+
+export interface AuthRefusal {
+  status: 401 | 403;
+  /** For the log (never the token). */
+  reason: string;
+  /** For the client, as `{ error }`. */
+  message: string;
+  /** The `WWW-Authenticate` header. */
+  challenge: string;
+}
+
+/** What a route needs, from its method and path: a new route is protected unless listed here. */
+export function accessOf(method: string, pattern: string): Access {
+  if (pattern === '/healthz' || pattern === '/readyz') return 'public';
+  if (pattern === '/metrics') return 'metrics';
+  return method === 'GET' || method === 'HEAD' ? 'read' : 'admin';
+}
+
+/** `Authorization: Bearer <token>` (scheme case-insensitive), else null. */
+export function bearerToken(header: string | undefined): string | null {
+  const m = header?.match(/^Bearer[ \t]+(\S+)[ \t]*$/i);
+  return m ? m[1]! : null;
+}
+
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest();
+}
+
+/**
+ * Tokens from the environment: `MCP_FLEET_API_TOKENS` (comma-separated `scope:token`),
+ * `MCP_FLEET_ADMIN_TOKEN`, `MCP_FLEET_READ_TOKEN`, and `MCP_FLEET_METRICS_TOKEN` for /metrics.
+ * Each at least 32 characters, no spaces or commas; one token cannot hold two scopes.
+ */
+export function apiAuthFromEnv(env: Record<string, string | undefined> = process.env): ApiAuth {
+  const tokens = tokensFromEnv(env);
+  const metricsToken = env.MCP_FLEET_METRICS_TOKEN?.trim() || undefined;
+  if (metricsToken) {
+    checkToken(metricsToken, 'MCP_FLEET_METRICS_TOKEN');
+    if (tokens.some((t) => t.token === metricsToken))
+      throw new AuthConfigError('MCP_FLEET_METRICS_TOKEN is also an API token: give /metrics a token of its own');
+  }
+  return new ApiAuth({ tokens, metricsToken });
+}
+
+/** The configured API tokens with their scopes (also what the dashboard accepts as passwords). */
+export function tokensFromEnv(env: Record<string, string | undefined>): { scope: Scope; token: string }[] {
+  const out: { scope: Scope; token: string; from: string }[] = [];
+  const list = env.MCP_FLEET_API_TOKENS ?? '';
+  list
+    .split(',')
+    .map((entry) => entry.trim())
+    .forEach((entry, i) => {
+      if (!entry) return;
+      const from = `MCP_FLEET_API_TOKENS entry ${i + 1}`;
+      const colon = entry.indexOf(':');
+      const scope = colon > 0 ? entry.slice(0, colon).trim() : '';
+      if (scope !== 'read' && scope !== 'admin')
+        throw new AuthConfigError(`${from} is not "read:<token>" or "admin:<token>"`);
+      const token = entry.slice(colon + 1).trim();
+      checkToken(token, from);
+      out.push({ scope, token, from });
+    });
+  for (const [name, scope] of [
+    ['MCP_FLEET_ADMIN_TOKEN', 'admin'],
+    ['MCP_FLEET_READ_TOKEN', 'read'],
+  ] as const) {
+    const token = env[name]?.trim();
+    if (!token) continue;
+    checkToken(token, name);
+    out.push({ scope, token, from: name });
+  }
+  for (const [i, a] of out.entries())
+    for (const b of out.slice(i + 1))
+      if (a.token === b.token && a.scope !== b.scope)
+        throw new AuthConfigError(`${a.from} and ${b.from} are the same token with different scopes`);
+  return out.map(({ scope, token }) => ({ scope, token }));
+}
+
+function checkToken(token: string, from: string): void {
+  if (token.length < MIN_TOKEN_LENGTH)
+    throw new AuthConfigError(
+      `${from} is ${token.length} characters; a token needs at least ${MIN_TOKEN_LENGTH} (e.g. openssl rand -hex 32)`,
+    );
+  if (!/^[\x21-\x7e]+$/.test(token) || token.includes(','))
+    throw new AuthConfigError(`${from} may only hold printable ASCII without spaces or commas`);
+}
+
+/** MCP_FLEET_ALLOW_UNAUTHENTICATED=1: something in front (a proxy, a private network) authenticates. */
+export function allowUnauthenticated(env: Record<string, string | undefined> = process.env): boolean {
+  return env.MCP_FLEET_ALLOW_UNAUTHENTICATED === '1' || env.MCP_FLEET_ALLOW_UNAUTHENTICATED === 'true';
+}
+
+/** 127.0.0.0/8, ::1 (also IPv4-mapped) and `localhost`: addresses only this machine reaches. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  if (h === 'localhost' || h.endsWith('.localhost')) return true;
+  if (isIP(h) === 4) return h.startsWith('127.');
+  if (isIP(h) === 6) return h === '::1' || /^::ffff:127\./.test(h) || /^(0{1,4}:){7}0{0,3}1$/.test(h);
+  return false;
+}
+
+/**
+ * Refuse to listen beyond loopback with auth off, unless MCP_FLEET_ALLOW_UNAUTHENTICATED=1.
+ * `what` names the listener ("control's API", "the dashboard"); `how` says how to turn auth on.
+ */
+export function assertSafeBind(opts: {
+  what: string;
+  host: string;
+  authEnabled: boolean;
+  allowUnauthenticated: boolean;
+  how: string;
+}): void {
+  if (opts.authEnabled || opts.allowUnauthenticated || isLoopbackHost(opts.host)) return;
+  throw new AuthConfigError(
+    `${opts.what} would listen on ${opts.host} with no authentication: anyone who reaches it could change the fleet. ` +
+      `${opts.how}, listen on 127.0.0.1, or set MCP_FLEET_ALLOW_UNAUTHENTICATED=1 if something in front of it authenticates.`,
+  );
+}
+
+/** What turns control's API auth on, for the error above. */
+export const API_AUTH_HOW = 'Set MCP_FLEET_API_TOKENS (or MCP_FLEET_ADMIN_TOKEN / MCP_FLEET_READ_TOKEN)';
+
+/**
+ * With auth off and a loopback listener, only loopback Host headers are served: a web page that
+ * rebinds its own name to 127.0.0.1 (DNS rebinding) cannot drive the API from a browser.
+ */
+export function loopbackHostRefusal(headers: IncomingHttpHeaders): string | null {
+  const host = headers.host;
+  if (host === undefined) return null;
+  const name = host.replace(/:\d+$/, '');
+  return isLoopbackHost(name) ? null : `Host ${host.slice(0, 100)} is not a loopback name (auth is off)`;
+}

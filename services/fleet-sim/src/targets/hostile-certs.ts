@@ -1,0 +1,191 @@
+// X.509 certificates for the hostile TLS targets, built in memory with node:crypto: a small DER
+// writer and an ECDSA P-256 signature. No openssl binary, no files, nothing that expires between
+// runs (every process mints its own), and the "expired" certificate is expired by construction.
+import { createPublicKey, generateKeyPairSync, type KeyObject, randomBytes, sign } from 'node:crypto';
+
+/** A certificate and its key, both PEM, as node:tls takes them. */
+export interface CertifiedKey {
+  cert: string;
+  key: string;
+}
+
+interface Keys {
+  privateKey: KeyObject;
+  publicKey: KeyObject;
+}
+
+// --- DER -------------------------------------------------------------------------------------
+
+function length(n: number): Buffer {
+  if (n < 0x80) return Buffer.from([n]);
+  const bytes: number[] = [];
+  for (let v = n; v > 0; v = Math.floor(v / 256)) bytes.unshift(v & 0xff);
+  return Buffer.from([0x80 | bytes.length, ...bytes]);
+}
+
+function tlv(tag: number, ...parts: Buffer[]): Buffer {
+  const content = Buffer.concat(parts);
+  return Buffer.concat([Buffer.from([tag]), length(content.length), content]);
+}
+
+const sequence = (...parts: Buffer[]) => tlv(0x30, ...parts);
+const set = (...parts: Buffer[]) => tlv(0x31, ...parts);
+const octets = (value: Buffer) => tlv(0x04, value);
+const bits = (value: Buffer) => tlv(0x03, Buffer.from([0]), value);
+const explicit = (n: number, inner: Buffer) => tlv(0xa0 | n, inner);
+
+function integer(value: Buffer): Buffer {
+  // DER integers are signed: a leading 1 bit needs a 0 byte in front to stay positive.
+  return tlv(0x02, value[0]! & 0x80 ? Buffer.concat([Buffer.from([0]), value]) : value);
+}
+
+function oid(dotted: string): Buffer {
+  const [a = 0, b = 0, ...rest] = dotted.split('.').map(Number);
+  const bytes = [40 * a + b];
+  for (const n of rest) {
+    const base128 = [n & 0x7f];
+    for (let v = Math.floor(n / 128); v > 0; v = Math.floor(v / 128)) base128.unshift(0x80 | (v & 0x7f));
+    bytes.push(...base128);
+  }
+  return tlv(0x06, Buffer.from(bytes));
+}
+
+function time(date: Date): Buffer {
+  const iso = date.toISOString().replace(/[-:T]/g, '').slice(0, 14); // YYYYMMDDHHMMSS
+  // RFC 5280: UTCTime through 2049, GeneralizedTime from 2050.
+  return date.getUTCFullYear() < 2050 ? tlv(0x17, Buffer.from(`${iso.slice(2)}Z`)) : tlv(0x18, Buffer.from(`${iso}Z`));
+}
+
+function name(commonName: string): Buffer {
+  return sequence(set(sequence(oid('2.5.4.3'), tlv(0x0c, Buffer.from(commonName, 'utf8')))));
+}
+
+const ECDSA_WITH_SHA256 = sequence(oid('1.2.840.10045.4.3.2'));
+
+function extension(id: string, critical: boolean, value: Buffer): Buffer {
+  return sequence(oid(id), ...(critical ? [tlv(0x01, Buffer.from([0xff]))] : []), octets(value));
+}
+
+/** subjectAltName: IP addresses and DNS names. */
+function altNames(names: { ip?: string[]; dns?: string[] }): Buffer {
+  const ips = (names.ip ?? []).map((ip) => tlv(0x87, Buffer.from(ip.split('.').map(Number))));
+  const dns = (names.dns ?? []).map((d) => tlv(0x82, Buffer.from(d, 'ascii')));
+  return extension('2.5.29.17', false, sequence(...ips, ...dns));
+}
+
+function pem(der: Buffer): string {
+  const lines = der.toString('base64').match(/.{1,64}/g) ?? [];
+  return `-----BEGIN CERTIFICATE-----\n${lines.join('\n')}\n-----END CERTIFICATE-----\n`;
+}
+
+// --- certificates ----------------------------------------------------------------------------
+
+interface CertificateSpec {
+  subject: string;
+  keys: Keys;
+  issuer: { name: string; keys: Keys };
+  notBefore: Date;
+  notAfter: Date;
+  ca: boolean;
+  altNames?: { ip?: string[]; dns?: string[] };
+}
+
+function certificate(spec: CertificateSpec): string {
+  const extensions: Buffer[] = spec.ca
+    ? [
+        // basicConstraints CA:TRUE (critical) and keyUsage keyCertSign + cRLSign (critical).
+        extension('2.5.29.19', true, sequence(tlv(0x01, Buffer.from([0xff])))),
+        extension('2.5.29.15', true, tlv(0x03, Buffer.from([0x01, 0x06]))),
+      ]
+    : [extension('2.5.29.19', true, sequence())];
+  if (spec.altNames) extensions.push(altNames(spec.altNames));
+  const serial = randomBytes(12);
+  serial[0] = serial[0]! & 0x7f;
+  const tbs = sequence(
+    explicit(0, integer(Buffer.from([2]))), // v3
+    integer(serial),
+    ECDSA_WITH_SHA256,
+    name(spec.issuer.name),
+    sequence(time(spec.notBefore), time(spec.notAfter)),
+    name(spec.subject),
+    spec.keys.publicKey.export({ type: 'spki', format: 'der' }),
+    explicit(3, sequence(...extensions)),
+  );
+  const signature = sign('sha256', tbs, spec.issuer.keys.privateKey);
+  return pem(sequence(tbs, ECDSA_WITH_SHA256, bits(signature)));
+}
+
+function newKeys(): Keys {
+  const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  return { privateKey, publicKey: createPublicKey(privateKey) };
+}
+
+const keyPem = (keys: Keys) => keys.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export interface HostileCertificates {
+  /** The sim's own certificate authority (PEM): trust it to see past "unknown issuer" to the real fault. */
+  ca: string;
+  /** Self-signed, valid, for 127.0.0.1: only its issuer is wrong. */
+  selfSigned: CertifiedKey;
+  /** Issued by the sim CA for 127.0.0.1, valid from 2020-01-01 to 2020-01-02. */
+  expired: CertifiedKey;
+  /** Issued by the sim CA, valid, but for wrong-name.invalid rather than 127.0.0.1. */
+  wrongName: CertifiedKey;
+}
+
+let minted: HostileCertificates | undefined;
+
+/** The certificates of this process's hostile TLS targets, minted once (a few milliseconds). */
+export function hostileCertificates(): HostileCertificates {
+  if (minted) return minted;
+  const now = Date.now();
+  const validFrom = new Date(now - DAY_MS);
+  const validTo = new Date(now + 365 * DAY_MS);
+  const caKeys = newKeys();
+  const caName = 'mcp-fleet fleet-sim hostile CA';
+  const ca = certificate({
+    subject: caName,
+    keys: caKeys,
+    issuer: { name: caName, keys: caKeys },
+    notBefore: validFrom,
+    notAfter: validTo,
+    ca: true,
+  });
+  const leaf = (subject: string, from: Date, to: Date, alt: { ip?: string[]; dns?: string[] }): CertifiedKey => {
+    const keys = newKeys();
+    return {
+      cert: certificate({
+        subject,
+        keys,
+        issuer: { name: caName, keys: caKeys },
+        notBefore: from,
+        notAfter: to,
+        ca: false,
+        altNames: alt,
+      }),
+      key: keyPem(keys),
+    };
+  };
+  const selfKeys = newKeys();
+  minted = {
+    ca,
+    selfSigned: {
+      cert: certificate({
+        subject: 'hostile-tls-self-signed',
+        keys: selfKeys,
+        issuer: { name: 'hostile-tls-self-signed', keys: selfKeys },
+        notBefore: validFrom,
+        notAfter: validTo,
+        ca: false,
+        altNames: { ip: ['127.0.0.1'] },
+      }),
+      key: keyPem(selfKeys),
+    },
+    expired: leaf('hostile-tls-expired', new Date('2020-01-01T00:00:00Z'), new Date('2020-01-02T00:00:00Z'), {
+      ip: ['127.0.0.1'],
+    }),
+    wrongName: leaf('hostile-tls-wrong-name', validFrom, validTo, { dns: ['wrong-name.invalid'] }),
+  };
+  return minted;
+}

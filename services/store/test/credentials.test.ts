@@ -1,0 +1,302 @@
+// Credentials at rest: header values are sealed (AES-256-GCM, a versioned envelope naming the
+// key) before they reach the database and opened by the store functions; keys rotate; rows from
+// before encryption stay readable and are sealed at start; without a key nothing is stored in
+// the clear. Against both databases, reading the raw column.
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { eq } from 'drizzle-orm';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  CredentialsUnreadableError,
+  createServer,
+  createTest,
+  currentKeyring,
+  embeddedKeyFile,
+  getServer,
+  isSealed,
+  Keyring,
+  keyId,
+  listActiveServers,
+  listActiveTests,
+  loadKeyring,
+  openStore,
+  parseSecretKey,
+  SecretKeyError,
+  type Store,
+  sealedBy,
+  sealStoredCredentials,
+  servers,
+  updateServer,
+  useKeyring,
+} from '../src';
+import { BACKENDS } from './backends';
+
+const key = () => randomBytes(32);
+const ENVELOPE = /^mcpfleet:v1:[0-9a-f]{16}:[A-Za-z0-9_-]{16}:[A-Za-z0-9_-]{22}:[A-Za-z0-9_-]*$/;
+
+describe('the keyring', () => {
+  it('seals each value under a fresh IV in a versioned envelope naming the key, and opens it again', () => {
+    const k = key();
+    const ring = new Keyring(k);
+    const a = ring.seal('Bearer hunter2', 'ctx');
+    const b = ring.seal('Bearer hunter2', 'ctx');
+    expect(a).toMatch(ENVELOPE);
+    expect(a).not.toBe(b);
+    expect(a).not.toContain('hunter2');
+    expect(sealedBy(a)).toBe(keyId(k));
+    expect(ring.id).toBe(keyId(k));
+    expect(ring.open(a, 'ctx')).toBe('Bearer hunter2');
+    expect(ring.open(ring.seal('', 'ctx'), 'ctx')).toBe('');
+    expect(isSealed(a)).toBe(true);
+    expect(isSealed('Bearer hunter2')).toBe(false);
+  });
+
+  it('refuses an altered value, another context, or a key it does not hold', () => {
+    const k = key();
+    const ring = new Keyring(k);
+    const sealed = ring.seal('Bearer hunter2', 'ctx');
+    const parts = sealed.split(':');
+    const flip = (s: string) => (s[0] === 'A' ? `B${s.slice(1)}` : `A${s.slice(1)}`);
+    for (const i of [3, 4, 5]) {
+      const altered = parts.map((p, j) => (j === i ? flip(p) : p)).join(':');
+      expect(() => ring.open(altered, 'ctx')).toThrow(CredentialsUnreadableError);
+    }
+    expect(() => ring.open(sealed, 'other')).toThrow(/does not authenticate/);
+    const other = new Keyring(key());
+    expect(() => other.open(sealed, 'ctx')).toThrow(`sealed under key ${ring.id}, which is neither`);
+    // A previous key opens what it sealed; the current one seals.
+    const rotated = new Keyring(key(), { previous: [k] });
+    expect(rotated.open(sealed, 'ctx')).toBe('Bearer hunter2');
+    expect(rotated.isCurrent(sealed)).toBe(false);
+    expect(sealedBy(rotated.seal('x', 'ctx'))).toBe(rotated.id);
+  });
+
+  it('reads keys as hex, base64 or base64url, and says what is wrong without repeating the key', () => {
+    const k = key();
+    expect(parseSecretKey(k.toString('hex'), 'K')).toEqual(k);
+    expect(parseSecretKey(` ${k.toString('base64')}\n`, 'K')).toEqual(k);
+    expect(parseSecretKey(k.toString('base64url'), 'K')).toEqual(k);
+    const short = randomBytes(16).toString('base64');
+    expect(() => parseSecretKey(short, 'MCP_FLEET_SECRET_KEY')).toThrow(
+      /^MCP_FLEET_SECRET_KEY must be 32 random bytes as base64 or hex.*; it decodes to 16 bytes$/,
+    );
+    const err = (() => {
+      try {
+        parseSecretKey('not a key: hunter2!', 'MCP_FLEET_SECRET_KEY');
+      } catch (e) {
+        return e as Error;
+      }
+    })();
+    expect(err).toBeInstanceOf(SecretKeyError);
+    expect(err?.message).not.toContain('hunter2');
+  });
+});
+
+const ringOf = (k: Buffer, previous: Buffer[] = []) => new Keyring(k, { previous, source: 'test' });
+
+describe('where the key comes from', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mcpfleet-keys-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('takes MCP_FLEET_SECRET_KEY, or a file, with previous keys for reading', () => {
+    const k = key();
+    const old = key();
+    const ring = loadKeyring({
+      env: { MCP_FLEET_SECRET_KEY: k.toString('base64'), MCP_FLEET_SECRET_KEY_PREVIOUS: ` ${old.toString('hex')} ` },
+    })!;
+    expect(ring.id).toBe(keyId(k));
+    expect(ring.ids).toEqual([keyId(k), keyId(old)]);
+    expect(ring.source).toBe('MCP_FLEET_SECRET_KEY');
+    const file = join(dir, 'mounted.key');
+    writeFileSync(file, `${k.toString('hex')}\n`);
+    expect(loadKeyring({ env: { MCP_FLEET_SECRET_KEY_FILE: file } })!.id).toBe(keyId(k));
+    expect(() =>
+      loadKeyring({ env: { MCP_FLEET_SECRET_KEY: k.toString('hex'), MCP_FLEET_SECRET_KEY_FILE: file } }),
+    ).toThrow('set MCP_FLEET_SECRET_KEY or MCP_FLEET_SECRET_KEY_FILE, not both');
+    expect(() => loadKeyring({ env: { MCP_FLEET_SECRET_KEY_FILE: join(dir, 'missing') } })).toThrow(
+      /cannot read MCP_FLEET_SECRET_KEY_FILE .*missing: ENOENT/,
+    );
+    expect(() => loadKeyring({ env: { MCP_FLEET_SECRET_KEY_PREVIOUS: old.toString('hex') } })).toThrow(
+      'MCP_FLEET_SECRET_KEY_PREVIOUS is set but MCP_FLEET_SECRET_KEY is not',
+    );
+  });
+
+  it('has none for Postgres without a key, and makes one (0600) beside an embedded database', () => {
+    expect(loadKeyring({ env: {} })).toBeNull();
+    const path = embeddedKeyFile(join(dir, 'embedded', 'pgdata'));
+    expect(path).toBe(join(dir, 'embedded', 'secret.key'));
+    const logs: string[] = [];
+    const first = loadKeyring({ env: {}, embeddedKeyFile: path, log: (m) => logs.push(m) })!;
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(logs.join('\n')).toContain(`generated the key that seals stored credentials: ${path}`);
+    expect(logs.join('\n')).not.toContain(readFileSync(path, 'utf8').trim());
+    // The same key next time.
+    expect(loadKeyring({ env: {}, embeddedKeyFile: path })!.id).toBe(first.id);
+    // An explicit key takes over; what the generated one sealed still opens.
+    const k = key();
+    const explicit = loadKeyring({ env: { MCP_FLEET_SECRET_KEY: k.toString('hex') }, embeddedKeyFile: path })!;
+    expect(explicit.ids).toEqual([keyId(k), first.id]);
+  });
+});
+
+describe.each(BACKENDS)('stored credentials on %s', (_name, make) => {
+  const backend = make();
+  let store: Store;
+  let storeKeyring: Keyring | null;
+  let serial = 0;
+  const name = () => `creds-${++serial}`;
+  beforeAll(async () => {
+    store = await backend.open();
+    await store.migrate();
+    storeKeyring = currentKeyring();
+  });
+  afterEach(() => useKeyring(storeKeyring));
+  afterAll(() => backend.dispose());
+
+  const raw = async (id: string) =>
+    (await store.db.select({ headers: servers.headers }).from(servers).where(eq(servers.id, id)))[0]!.headers;
+  const make1 = (headers: Record<string, string>, url = 'https://a.example.com/mcp') =>
+    createServer(store.db, { name: name(), url, headers, intervalMs: 60_000, timeoutMs: 10_000 });
+
+  it('are sealed in the database and plaintext to the store functions', async () => {
+    expect(store.keyring).not.toBeNull();
+    const s = await make1({ Authorization: 'Bearer planted-1', 'X-Api-Key': 'k-planted-2' });
+    expect(s.headers).toEqual({ Authorization: 'Bearer planted-1', 'X-Api-Key': 'k-planted-2' });
+    const stored = await raw(s.id);
+    expect(Object.keys(stored)).toEqual(expect.arrayContaining(['Authorization', 'X-Api-Key']));
+    for (const v of Object.values(stored)) {
+      expect(v).toMatch(ENVELOPE);
+      expect(sealedBy(v)).toBe(store.keyring!.id);
+    }
+    expect(JSON.stringify(stored)).not.toContain('planted');
+    expect((await getServer(store.db, s.id))!.headers).toEqual(s.headers);
+    expect((await listActiveServers(store.db)).find((x) => x.id === s.id)!.headers).toEqual(s.headers);
+    await createTest(store.db, { serverId: s.id, mode: 'newest' });
+    const [t] = await listActiveTests(store.db, s.id);
+    expect(t).toMatchObject({ headers: s.headers, credentialsError: null });
+  });
+
+  it('are sealed again for a new origin, and a seal moved to another server or host does not open', async () => {
+    const s = await make1({ Authorization: 'Bearer planted-3' });
+    const before = await raw(s.id);
+    // Same origin: the seal stays.
+    await updateServer(store.db, s.id, { url: 'https://a.example.com/v2/mcp' });
+    expect(await raw(s.id)).toEqual(before);
+    // Another origin: sealed again for it.
+    const moved = await updateServer(store.db, s.id, { url: 'https://b.example.com/mcp' });
+    expect(moved!.headers).toEqual({ Authorization: 'Bearer planted-3' });
+    expect((await raw(s.id)).Authorization).not.toBe(before.Authorization);
+    expect((await getServer(store.db, s.id))!.headers).toEqual({ Authorization: 'Bearer planted-3' });
+    // New headers are sealed for the URL they go to.
+    await updateServer(store.db, s.id, { headers: { Authorization: 'Bearer planted-4' } });
+    expect(JSON.stringify(await raw(s.id))).not.toContain('planted');
+    expect((await getServer(store.db, s.id))!.headers).toEqual({ Authorization: 'Bearer planted-4' });
+
+    // Someone with write access to the database points the server elsewhere, or copies the seal.
+    const thief = await make1({}, 'https://thief.example.net/mcp');
+    await store.db
+      .update(servers)
+      .set({ headers: await raw(s.id) })
+      .where(eq(servers.id, thief.id));
+    await expect(getServer(store.db, thief.id)).rejects.toThrow(CredentialsUnreadableError);
+    await store.db.update(servers).set({ url: 'https://thief.example.net/mcp' }).where(eq(servers.id, s.id));
+    await expect(getServer(store.db, s.id)).rejects.toThrow(/does not authenticate/);
+    // The scheduler's list marks them and keeps the others.
+    await createTest(store.db, { serverId: thief.id, mode: 'newest' });
+    const tests = await listActiveTests(store.db);
+    const bad = tests.find((t) => t.serverId === thief.id)!;
+    expect(bad.headers).toEqual({});
+    expect(bad.credentialsError).toMatch(/header "Authorization" of server "creds-\d+": sealed under key/);
+    expect(tests.filter((t) => t.serverId !== thief.id).every((t) => t.credentialsError === null)).toBe(true);
+    const report = await sealStoredCredentials(store.db);
+    expect(report.unreadable.map((u) => u.name).sort()).toEqual([s.name, thief.name].sort());
+    // Put them back for the next tests.
+    await store.db.update(servers).set({ retiredAt: new Date() }).where(eq(servers.id, thief.id));
+    await store.db.update(servers).set({ retiredAt: new Date() }).where(eq(servers.id, s.id));
+  });
+
+  it('are sealed the same inside a transaction (applying the fleet file updates servers in one)', async () => {
+    const s = await make1({ Authorization: 'Bearer tx-planted-5' });
+    await store.db.transaction(async (tx) => {
+      await updateServer(tx, s.id, { url: 'https://c.example.com/mcp' });
+      await updateServer(tx, s.id, { headers: { Authorization: 'Bearer tx-planted-6' } });
+    });
+    expect(JSON.stringify(await raw(s.id))).not.toContain('planted');
+    expect((await getServer(store.db, s.id))!).toMatchObject({
+      url: 'https://c.example.com/mcp',
+      headers: { Authorization: 'Bearer tx-planted-6' },
+    });
+  });
+
+  it('written before encryption are read as they are, and sealed at start', async () => {
+    const s = await make1({});
+    await store.db
+      .update(servers)
+      .set({ headers: { Authorization: 'Bearer legacy-planted' } })
+      .where(eq(servers.id, s.id));
+    expect((await getServer(store.db, s.id))!.headers).toEqual({ Authorization: 'Bearer legacy-planted' });
+    const report = await sealStoredCredentials(store.db);
+    expect(report.resealed).toContain(s.name);
+    expect(report.unreadable.filter((u) => !u.retired)).toEqual([]);
+    expect((await raw(s.id)).Authorization).toMatch(ENVELOPE);
+    expect((await getServer(store.db, s.id))!.headers).toEqual({ Authorization: 'Bearer legacy-planted' });
+    expect((await sealStoredCredentials(store.db)).resealed).toEqual([]);
+  });
+
+  it('move to a new key: the previous one still opens, and start re-seals everything under the new one', async () => {
+    const a = key();
+    const b = key();
+    useKeyring(ringOf(a));
+    const s = await make1({ Authorization: 'Bearer rotate-planted' });
+    expect(sealedBy((await raw(s.id)).Authorization!)).toBe(keyId(a));
+    // B alone cannot open it.
+    useKeyring(ringOf(b));
+    await expect(getServer(store.db, s.id)).rejects.toThrow(`sealed under key ${keyId(a)}`);
+    // B with A as previous opens it, and start seals it under B.
+    useKeyring(ringOf(b, [a]));
+    expect((await getServer(store.db, s.id))!.headers).toEqual({ Authorization: 'Bearer rotate-planted' });
+    const report = await sealStoredCredentials(store.db);
+    expect(report.resealed).toContain(s.name);
+    expect(sealedBy((await raw(s.id)).Authorization!)).toBe(keyId(b));
+    useKeyring(ringOf(b));
+    expect((await getServer(store.db, s.id))!.headers).toEqual({ Authorization: 'Bearer rotate-planted' });
+    await store.db.update(servers).set({ retiredAt: new Date() }).where(eq(servers.id, s.id));
+  });
+
+  it('without a key: no credentials are stored in the clear, and start refuses while any are stored', async () => {
+    useKeyring(null);
+    await expect(make1({ Authorization: 'Bearer nokey-planted' })).rejects.toThrow(SecretKeyError);
+    await expect(make1({ Authorization: 'Bearer nokey-planted' })).rejects.toThrow(
+      /storing a server's headers \(credentials\) needs MCP_FLEET_SECRET_KEY/,
+    );
+    const plain = await make1({});
+    await expect(updateServer(store.db, plain.id, { headers: { Authorization: 'Bearer x-planted' } })).rejects.toThrow(
+      SecretKeyError,
+    );
+    expect(await raw(plain.id)).toEqual({});
+    await expect(sealStoredCredentials(store.db)).rejects.toThrow(
+      /stored server\(s\) have credentials .* and MCP_FLEET_SECRET_KEY is not set/,
+    );
+    await expect(listActiveServers(store.db)).rejects.toThrow(/are sealed, and MCP_FLEET_SECRET_KEY is not set/);
+  });
+});
+
+describe('openStore', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mcpfleet-openkeys-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('makes the embedded key beside the database when the environment has none, and refuses a bad key', async () => {
+    const dataDir = join(dir, 'pgdata');
+    const store = await openStore({ dataDir, env: {} });
+    try {
+      expect(existsSync(join(dir, 'secret.key'))).toBe(true);
+      expect(store.keyring?.source).toBe(`key file ${join(dir, 'secret.key')}`);
+      expect(currentKeyring()).toBe(store.keyring);
+    } finally {
+      await store.close();
+    }
+    await expect(openStore({ dataDir, env: { MCP_FLEET_SECRET_KEY: 'too-short' } })).rejects.toThrow(SecretKeyError);
+  });
+});

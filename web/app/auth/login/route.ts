@@ -1,0 +1,35 @@
+// The sign-in form's post. Refused (403) unless it comes from this dashboard's own pages — the
+// explicit CSRF check (proxy.ts makes it too) — then the password is checked in constant time and
+// a session cookie set: HttpOnly, SameSite=Strict, Secure over HTTPS, signed, 12 hours.
+import { crossOriginRefusal, isHttps, safeNext, sessionCookie, webAuth } from '../../../lib/auth-core';
+
+export const dynamic = 'force-dynamic';
+
+export async function POST(request: Request) {
+  const cross = crossOriginRefusal(request.headers);
+  if (cross) return text(403, `Cross-origin sign-in refused: ${cross}.`);
+  const auth = webAuth();
+  const form = await request.formData().catch(() => null);
+  const next = safeNext(form?.get('next'));
+  if (!auth.enabled) return seeOther(next);
+  const password = form?.get('password');
+  const scope = typeof password === 'string' ? auth.login(password) : null;
+  if (!scope) {
+    // A pause makes guessing slow; the answer says nothing about which part was wrong.
+    await new Promise((r) => setTimeout(r, 400));
+    const back = new URLSearchParams({ error: 'wrong' });
+    if (next !== '/') back.set('next', next);
+    return seeOther(`/login?${back}`);
+  }
+  return seeOther(next, sessionCookie(auth.sign(scope), isHttps(request.headers, request.url)));
+}
+
+function seeOther(location: string, cookie?: string): Response {
+  const headers = new Headers({ location, 'cache-control': 'no-store' });
+  if (cookie) headers.append('set-cookie', cookie);
+  return new Response(null, { status: 303, headers });
+}
+
+function text(status: number, body: string): Response {
+  return new Response(body, { status, headers: { 'content-type': 'text/plain; charset=utf-8' } });
+}

@@ -1,0 +1,16 @@
+// Sign out: the session cookie is cleared (same-origin posts only, as for signing in).
+import { crossOriginRefusal, isHttps, sessionCookie } from '../../../lib/auth-core';
+
+export const dynamic = 'force-dynamic';
+
+export async function POST(request: Request) {
+  const cross = crossOriginRefusal(request.headers);
+  if (cross)
+    return new Response(`Cross-origin sign-out refused: ${cross}.`, {
+      status: 403,
+      headers: { 'content-type': 'text/plain; charset=utf-8' },
+    });
+  const headers = new Headers({ location: '/login', 'cache-control': 'no-store' });
+  headers.append('set-cookie', sessionCookie(null, isHttps(request.headers, request.url)));
+  return new Response(null, { status: 303, headers });
+}
