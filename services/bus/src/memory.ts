@@ -159,10 +159,11 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): MemoryBus {
     }
   }
 
-  /** Back into the queue (first in line, like a NATS redelivery), or dropped after max deliveries. */
+  /** Back into the queue (first in line, like a NATS redelivery), or a job dropped after max deliveries. */
   function redeliver<T>(queue: Queue<T>, message: Message, delayMs: number) {
     if (closed) return;
-    if (message.deliveries >= maxDeliver) {
+    // Results are never dropped: ingest naks only what the database could not take (see nats.ts).
+    if (queue.consumer !== 'ingest' && message.deliveries >= maxDeliver) {
       message.done = true;
       stats.dropped++;
       log.warn(

@@ -115,10 +115,13 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<NatsBus> {
       await streams();
       await upsertConsumer(jsm, names.jobsStream, names.jobsConsumer(region), names.jobs(region), settings, update);
     });
+  // Results are never dropped after max deliveries: ingest naks only what the database could not
+  // take (poison is terminated), so a result waits out a database outage of any length.
   const ingestDurable = (settings = durable, update = false) =>
-    once(`ingest:${update ? `${settings.ackWaitMs}:${settings.maxDeliver}` : 'exists'}`, async () => {
+    once(`ingest:${update ? `${settings.ackWaitMs}` : 'exists'}`, async () => {
       await streams();
-      await upsertConsumer(jsm, names.resultsStream, names.ingestConsumer, undefined, settings, update);
+      const unlimited = { ...settings, maxDeliver: -1 };
+      await upsertConsumer(jsm, names.resultsStream, names.ingestConsumer, undefined, unlimited, update);
     });
   const forget = () => declared.clear();
   // A declaration in flight when the connection drops is never answered: forget it, so callers

@@ -383,6 +383,29 @@ export function busContract(name: string, harness: Harness) {
       expect(bus.stats()).toMatchObject({ resultsPublished: 1, resultsDeduplicated: 1 });
     });
 
+    it('never drops a result after max deliveries: it waits out a database outage of any length', async () => {
+      const { bus } = await open({ maxDeliver: 2 });
+      const region = freshRegion();
+      await bus.ensure([region]);
+      const sent = result(region);
+      const deliveries: number[] = [];
+      const sub = bus.consumeResults(
+        async (d) => {
+          deliveries.push(d.redeliveries);
+          // The database is "down" for the first four deliveries.
+          if (deliveries.length <= 4) await d.nak(0);
+          else await d.ack();
+        },
+        { concurrency: 1 },
+      );
+      await bus.publishResult(sent);
+      await waitFor(() => deliveries.length === 5, 15_000, 'the fifth delivery');
+      await sleep(300);
+      await sub.stop();
+      expect(deliveries).toEqual([0, 1, 2, 3, 4]);
+      expect(bus.stats().dropped).toBe(0);
+    });
+
     it('fans heartbeats out to every listener', async () => {
       const { bus } = await open();
       const region = freshRegion();
