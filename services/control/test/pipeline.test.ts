@@ -246,7 +246,8 @@ describe.each<[Flavour]>([['postgres+nats'], ['pglite+memory']])('the pipeline o
         deny: [],
       };
       await m.bus.ensure([region]);
-      const metricsPort = String(20_000 + Math.floor(Math.random() * 20_000));
+      // Below the ephemeral range (32768+), where other tests' connections land.
+      const metricsPort = String(20_000 + Math.floor(Math.random() * 12_000));
       const child: ChildProcess = spawn(
         process.execPath,
         [CLI, 'agent', '--region', region, '--metrics-port', metricsPort, '--ack-wait', '4000'],
