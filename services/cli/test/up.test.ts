@@ -77,15 +77,19 @@ describe.each([['embedded'], ['postgres+nats']])('mcp-fleet up (%s)', (flavour) 
 
     const api = `http://127.0.0.1:${apiPort}`;
     await waitFor(
-      'every demo server to have a revision in both regions',
+      'every demo server to have a revision in both regions, and the failing ones an outcome',
       async () => {
         const { servers } = (await (await fetch(`${api}/api/servers`)).json()) as {
-          servers: { name: string; byRegion: { currentRevision: string | null }[] }[];
+          servers: { name: string; byRegion: { currentRevision: string | null; lastOutcome: string | null }[] }[];
         };
-        const probed = servers.filter((s) => !['rate-limited', 'unavailable'].includes(s.name));
+        const failing = ['rate-limited', 'unavailable'];
+        const probed = servers.filter((s) => !failing.includes(s.name));
         return (
           servers.length === 11 &&
-          probed.every((s) => s.byRegion.length === 2 && s.byRegion.every((r) => r.currentRevision))
+          probed.every((s) => s.byRegion.length === 2 && s.byRegion.every((r) => r.currentRevision)) &&
+          servers
+            .filter((s) => failing.includes(s.name))
+            .every((s) => s.byRegion.length === 2 && s.byRegion.every((r) => r.lastOutcome))
         );
       },
       40_000,
