@@ -501,30 +501,39 @@ describe('the management API, fuzzed', () => {
     expect(requests).toBeGreaterThan(runs(800));
   });
 
+  /** The fields POST and PATCH /api/servers share, valid and broken alike (same order in both). */
+  const serverSettings = (): Record<string, Field> => ({
+    headers: { valid: optional(goodHeaders), broken: badHeaders },
+    regions: {
+      valid: optional(fc.oneof(fc.constant(null), fc.subarray(REGIONS, { minLength: 1 }))),
+      broken: badRegions,
+    },
+    interval: {
+      valid: optional(fc.constantFrom('120s', '15m', '1h')),
+      broken: fc.oneof(badDuration, fc.constant('10ms')),
+    },
+    timeout: {
+      valid: optional(fc.constantFrom('500ms', '10s', '60s')),
+      broken: fc.oneof(badDuration, fc.constant('121s')),
+    },
+  });
+  const detectionField = (): Field => ({
+    valid: optional(fc.constantFrom(null, { interval: '15m' })),
+    broken: badDetection,
+  });
+
   it('POST /api/servers with one broken field: 400 naming it, nothing written, no connection', async () => {
     const fields: Record<string, Field> = {
       name: { valid: fc.stringMatching(/^[A-Za-z][A-Za-z0-9._-]{0,20}$/), broken: badName },
       url: { valid: loopbackUrl, broken: fc.oneof(notString, badUrlText, refusedUrl, refusedUrl) },
-      headers: { valid: optional(goodHeaders), broken: badHeaders },
-      regions: {
-        valid: optional(fc.oneof(fc.constant(null), fc.subarray(REGIONS, { minLength: 1 }))),
-        broken: badRegions,
-      },
-      interval: {
-        valid: optional(fc.constantFrom('120s', '15m', '1h')),
-        broken: fc.oneof(badDuration, fc.constant('10ms')),
-      },
-      timeout: {
-        valid: optional(fc.constantFrom('500ms', '10s', '60s')),
-        broken: fc.oneof(badDuration, fc.constant('121s')),
-      },
+      ...serverSettings(),
       tests: {
         valid: optional(
           fc.constantFrom([{ revision: 'newest' }], [], [{ revision: 'newest' }, { revision: '2025-06-18' }]),
         ),
         broken: badTests,
       },
-      detection: { valid: optional(fc.constantFrom(null, { interval: '15m' })), broken: badDetection },
+      detection: detectionField(),
     };
     const before = await snapshot();
     const sinkBefore = sinkRequests;
@@ -570,20 +579,8 @@ describe('the management API, fuzzed', () => {
   it('PATCH /api/servers/:id with one broken field: 400 naming it, the server unchanged', async () => {
     const fields: Record<string, Field> = {
       url: { valid: optional(loopbackUrl), broken: fc.oneof(notStringNorNull, badUrlText, refusedUrl, refusedUrl) },
-      headers: { valid: optional(goodHeaders), broken: badHeaders },
-      regions: {
-        valid: optional(fc.oneof(fc.constant(null), fc.subarray(REGIONS, { minLength: 1 }))),
-        broken: badRegions,
-      },
-      interval: {
-        valid: optional(fc.constantFrom('120s', '15m', '1h')),
-        broken: fc.oneof(badDuration, fc.constant('10ms')),
-      },
-      timeout: {
-        valid: optional(fc.constantFrom('500ms', '10s', '60s')),
-        broken: fc.oneof(badDuration, fc.constant('121s')),
-      },
-      detection: { valid: optional(fc.constantFrom(null, { interval: '15m' })), broken: badDetection },
+      ...serverSettings(),
+      detection: detectionField(),
     };
     const before = await snapshot();
     await check(
