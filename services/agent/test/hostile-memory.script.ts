@@ -7,6 +7,7 @@
 // Input (JSON in MCP_FLEET_HOSTILE_MEMORY): { hostile: {name,url}[], healthy: {name,url}[], rounds,
 // concurrency, timeoutMs, deny }.
 import { randomUUID } from 'node:crypto';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createLogger, createMemoryBus, type Job, type Result } from '@mcp-fleet/bus';
 import { startAgent } from '../src';
 
@@ -35,6 +36,10 @@ const started = performance.now();
 const since = () => Math.round(performance.now() - started);
 
 const sampler = setInterval(() => emit({ type: 'rss', t: since(), ...memory() }), 100);
+// How late this process's timers fired: a probe's timeout can end it no sooner than its timer runs,
+// so on a loaded machine (CI runs other test files on the same two cores) a probe ends that much late.
+const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+loopDelay.enable();
 
 type Kind = 'newest' | 'pinned' | 'detection';
 interface Pending {
@@ -157,11 +162,14 @@ gc?.();
 await new Promise((resolve) => setTimeout(resolve, 200));
 const end = memory();
 clearInterval(sampler);
+loopDelay.disable();
 emit({
   type: 'done',
   t: since(),
   hostileJobs: hostileTotal,
   healthyJobs: healthyPublished,
   unanswered: [...pending.values()],
+  loopDelayMaxMs: Math.round(loopDelay.max / 1e6),
+  loopDelayP99Ms: Math.round(loopDelay.percentile(99) / 1e6),
   ...end,
 });

@@ -18,8 +18,12 @@ const TIMEOUT_MS = 2_000;
 const RSS_LIMIT_BYTES = 400 * 1024 * 1024;
 /** A healthy job waits at most this long for its result, hostile rounds or not. */
 const HEALTHY_LATENCY_LIMIT_MS = 3_000;
-/** A hostile job's probe ends within its timeout and this margin (the agent's own guard is 5 s). */
-const PROBE_MARGIN_MS = 1_500;
+/**
+ * A hostile job's probe ends within its timeout and this margin (the agent's own guard is 5 s), plus
+ * however late the child's timers fired: a timeout cannot end a probe before its timer runs, and a
+ * loaded machine delays timers (once 1.5 s in CI, with other test files on the same two cores).
+ */
+const PROBE_MARGIN_MS = 1_000;
 
 interface Line {
   type: 'rss' | 'baseline' | 'result' | 'done';
@@ -37,6 +41,8 @@ interface Line {
   hostileJobs: number;
   healthyJobs: number;
   unanswered: unknown[];
+  loopDelayMaxMs: number;
+  loopDelayP99Ms: number;
 }
 
 let sim: Sim;
@@ -142,7 +148,7 @@ describe('an agent against the hostile fleet', () => {
         `  RSS baseline ${mb(baseline!.rss)} MB, peak ${mb(peak.rss)} MB (at ${Math.round(peak.t / 1000)} s), end ${mb(done!.rss)} MB (after gc); bound ${mb(RSS_LIMIT_BYTES)} MB`,
         `  heapUsed baseline ${mb(baseline!.heapUsed)} MB, peak ${mb(peakHeap)} MB, end ${mb(done!.heapUsed)} MB; arrayBuffers peak ${mb(peakArrayBuffers)} MB`,
         `  healthy results: ${healthy.length}, outcomes ${JSON.stringify(Object.fromEntries(count(healthy.map((r) => r.outcome))))}, latency p50 ${percentile(healthyLatency, 50)} ms, p99 ${percentile(healthyLatency, 99)} ms, max ${Math.max(...healthyLatency)} ms`,
-        `  slowest hostile probe ${Math.max(...hostile.map((r) => r.probeMs))} ms; wall time ${Math.round(wallMs / 1000)} s; connections to ${REDIRECT_DENIED_HOST}: ${deniedConnections}`,
+        `  slowest hostile probe ${Math.max(...hostile.map((r) => r.probeMs))} ms; event-loop delay p99 ${done!.loopDelayP99Ms} ms, max ${done!.loopDelayMaxMs} ms; wall time ${Math.round(wallMs / 1000)} s; connections to ${REDIRECT_DENIED_HOST}: ${deniedConnections}`,
         ...[...table].map(([key, counts]) => `  ${key}: ${[...counts].map(([o, n]) => `${o} ×${n}`).join(', ')}`),
       ].join('\n'),
     );
@@ -153,10 +159,11 @@ describe('an agent against the hostile fleet', () => {
     expect(done!.hostileJobs).toBe(ROUNDS * HOSTILE_TARGET_NAMES.length * 3);
     expect(healthy).toHaveLength(done!.healthyJobs);
     // Every hostile job ended in a classified outcome, within its timeout and a margin.
+    const probeLimit = TIMEOUT_MS + PROBE_MARGIN_MS + done!.loopDelayMaxMs;
     for (const r of hostile) {
       if (r.kind === 'detection') expect(['DETECTED', 'NONE', 'RATE_LIMITED'], r.target).toContain(r.outcome);
       else expect(OUTCOME_NAMES, `${r.target} ${r.kind}`).toContain(r.outcome);
-      expect(r.probeMs, `${r.target} ${r.kind}`).toBeLessThanOrEqual(TIMEOUT_MS + PROBE_MARGIN_MS);
+      expect(r.probeMs, `${r.target} ${r.kind}`).toBeLessThanOrEqual(probeLimit);
     }
     // The healthy targets kept succeeding, promptly, from the first hostile round to the last.
     expect(healthy.length).toBeGreaterThan(10);
