@@ -3,63 +3,32 @@
 // certificate from a private CA, one with a user and password, one that also demands a client
 // certificate. Jobs travel over JetStream on both; a wrong CA, a wrong password, a missing client
 // certificate or plaintext are refused, and no error repeats a password.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { haveOpenssl, makeTestCa, type TestCa, waitFor } from '@mcp-fleet/testkit';
+import {
+  haveOpenssl,
+  makeTestCa,
+  NATS_SERVER_BIN,
+  type NatsServer,
+  startNatsServer,
+  type TestCa,
+  waitFor,
+} from '@mcp-fleet/testkit';
 import { connect } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Bus, busOptionsFromEnv, createLogger, type Job, natsConnectionOptions, openBus } from '../src';
 import { job } from './fixtures';
 
-const NATS_SERVER = process.env.MCP_FLEET_TEST_NATS_SERVER ?? '/usr/sbin/nats-server';
-const runnable = existsSync(NATS_SERVER) && haveOpenssl();
+const runnable = existsSync(NATS_SERVER_BIN) && haveOpenssl();
 const log = createLogger('test', 'silent');
 
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  const { port } = srv.address() as { port: number };
-  await new Promise((resolve) => srv.close(resolve));
-  return port;
-}
-
-interface NatsServer {
-  url: string;
-  stop(): Promise<void>;
-}
-
 /** A nats-server with JetStream and the given TLS and authorization blocks, on a free loopback port. */
-async function startNats(dir: string, name: string, tls: string, authorization: string): Promise<NatsServer> {
-  const port = await freePort();
-  const store = join(dir, `${name}-js`);
-  mkdirSync(store);
-  const conf = join(dir, `${name}.conf`);
-  writeFileSync(
-    conf,
-    `listen: "127.0.0.1:${port}"\njetstream { store_dir: "${store}" }\ntls { ${tls} }\nauthorization { ${authorization} }\n`,
-  );
-  const child: ChildProcess = spawn(NATS_SERVER, ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += d));
-  await waitFor(
-    `nats-server ${name} to listen (${stderr.slice(-300)})`,
-    () => stderr.includes('Server is ready'),
-    10_000,
-  );
-  return {
-    // A host name the certificate names: the NATS client checks the name it dialled (for an IP
-    // address it checks `localhost`), so NATS_URL should use the name on the server's certificate.
-    url: `tls://localhost:${port}`,
-    async stop() {
-      if (child.exitCode !== null) return;
-      child.kill('SIGTERM');
-      await new Promise((resolve) => child.once('exit', resolve));
-    },
-  };
+function startNats(tls: string, authorization: string): Promise<NatsServer> {
+  // A host name the certificate names: the NATS client checks the name it dialled (for an IP
+  // address it checks `localhost`), so NATS_URL should use the name on the server's certificate.
+  return startNatsServer({ config: `tls { ${tls} }\nauthorization { ${authorization} }`, urlBase: 'tls://localhost' });
 }
 
 /** A job published and consumed over the bus: JetStream works through the connection. */
@@ -94,13 +63,13 @@ describe.skipIf(!runnable)('NATS over TLS', () => {
     dir = mkdtempSync(join(tmpdir(), 'mcpfleet-nats-tls-'));
     ca = makeTestCa(dir, 'DNS:localhost,IP:127.0.0.1');
     const serverTls = `cert_file: "${ca.server.cert}", key_file: "${ca.server.key}", timeout: 2`;
-    password = await startNats(dir, 'password', serverTls, `user: fleet, password: "${PASSWORD}"`);
-    mutual = await startNats(dir, 'mutual', `${serverTls}, ca_file: "${ca.ca}", verify: true`, `token: "${TOKEN}"`);
+    password = await startNats(serverTls, `user: fleet, password: "${PASSWORD}"`);
+    mutual = await startNats(`${serverTls}, ca_file: "${ca.ca}", verify: true`, `token: "${TOKEN}"`);
   }, 30_000);
 
   afterAll(async () => {
-    await password?.stop();
-    await mutual?.stop();
+    await password?.close();
+    await mutual?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 

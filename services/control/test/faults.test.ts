@@ -10,7 +10,14 @@ import { join } from 'node:path';
 import { connectNatsBus, createLogger, type Job, type NatsBus } from '@mcp-fleet/bus';
 import { type CheapFleet, type Sim, startCheapFleet, startSim } from '@mcp-fleet/fleet-sim';
 import { listActiveTests, openStore, type Store } from '@mcp-fleet/store';
-import { createTestDatabase, parseMetrics, seriesValue, type TestDatabase, waitFor } from '@mcp-fleet/testkit';
+import {
+  createTestDatabase,
+  parseMetrics,
+  seriesValue,
+  startNatsServer,
+  type TestDatabase,
+  waitFor,
+} from '@mcp-fleet/testkit';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -29,7 +36,6 @@ import {
   scheduleEntries,
   type Verdict,
 } from './faults/ledger';
-import { startPrivateNats } from './faults/nats-server';
 import { startPrivatePostgres } from './faults/postgres-cluster';
 import {
   type AgentProcess,
@@ -242,7 +248,7 @@ describe('an agent killed with SIGKILL mid-batch', () => {
 
 describe('NATS restarted under load', () => {
   it('agents and control reconnect; every accepted job runs exactly once; only outage slots are missing', async () => {
-    const nats = await startPrivateNats();
+    const nats = await startNatsServer();
     const db = await createTestDatabase('mcpfleet_faults');
     const targets = await startTargets();
     const agents: AgentProcess[] = [];

@@ -1,4 +1,6 @@
 export { haveOpenssl, makeTestCa, type TestCa } from './certs';
 export { parseMetrics, type Sample, seriesValue } from './metrics-text';
+export { NATS_SERVER_BIN, type NatsServer, type NatsServerOptions, startNatsServer } from './nats-server';
+export { accepts, freePort } from './net';
 export { ADMIN_URL, admin, createTestDatabase, type TestDatabase } from './postgres';
 export { waitFor } from './wait';

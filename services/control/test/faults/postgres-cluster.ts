@@ -6,7 +6,7 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from './processes';
+import { freePort } from '@mcp-fleet/testkit';
 
 const run = promisify(execFile);
 

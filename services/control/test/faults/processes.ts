@@ -2,25 +2,11 @@
 // JSON log lines the test can read, and that it can SIGTERM or SIGKILL. Every child is tracked so
 // a failing test still leaves nothing running behind (killed by its own pid, never by name).
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { waitFor } from '@mcp-fleet/testkit';
+import { freePort, waitFor } from '@mcp-fleet/testkit';
 
 export const CLI = fileURLToPath(new URL('../../../cli/bin/mcp-fleet.js', import.meta.url));
-
-/** A free TCP port on loopback (the kernel's pick, released at once). */
-export async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve, reject) => {
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', resolve);
-  });
-  const address = probe.address();
-  await new Promise((resolve) => probe.close(resolve));
-  if (!address || typeof address === 'string') throw new Error('no free port');
-  return address.port;
-}
 
 /** One line a child wrote: the text, and its JSON when it is a pino line. */
 export interface LogLine {
