@@ -6,13 +6,14 @@
 // MCP_FLEET_READ_TOKEN or MCP_FLEET_API_TOKEN is set: the web password signs in with admin scope,
 // an API token with its own scope (a read token gives a read-only session), and the dashboard's
 // own control token (MCP_FLEET_API_TOKEN) counts as an admin password, so a dashboard holding an
-// admin token can never be an open door to control. Passwords are compared as SHA-256 digests in
-// constant time. The session is `v1.<scope>.<expiry>.<HMAC-SHA256>`, keyed by MCP_FLEET_SESSION_KEY
+// admin token can never be an open door to control. The tokens are parsed and compared exactly as
+// control's API does (store's api-tokens), in constant time. The session is `v1.<scope>.<expiry>.<HMAC-SHA256>`, keyed by MCP_FLEET_SESSION_KEY
 // (or a random key made when the process starts) and the credentials, so changing a password ends
 // the sessions it opened.
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { AuthConfigError, type Scope, SecretSet, tokensFromEnv } from '@mcp-fleet/store/api-tokens';
 
-export type Scope = 'read' | 'admin';
+export { AuthConfigError, type Scope };
 export interface Session {
   scope: Scope;
   expires: number;
@@ -21,10 +22,7 @@ export interface Session {
 export const SESSION_COOKIE = 'mcp-fleet-session';
 export const SESSION_TTL_SECONDS = 12 * 3600;
 export const MIN_PASSWORD_LENGTH = 12;
-export const MIN_TOKEN_LENGTH = 32;
 export const MIN_SESSION_KEY_LENGTH = 32;
-
-export class WebAuthConfigError extends Error {}
 
 export interface WebAuth {
   /** Sign-in required. Off: every page open, and only loopback Host names are served. */
@@ -40,71 +38,40 @@ export interface WebAuth {
 }
 
 export function webAuthFromEnv(env: Record<string, string | undefined> = process.env): WebAuth {
-  const credentials: { scope: Scope; digest: Buffer }[] = [];
-  const add = (scope: Scope, secret: string) => credentials.push({ scope, digest: digest(secret) });
-
+  const secrets: { value: Scope; secret: string; from: string }[] = [];
   const password = env.MCP_FLEET_WEB_PASSWORD;
   if (password !== undefined && password !== '') {
     if (password.length < MIN_PASSWORD_LENGTH)
-      throw new WebAuthConfigError(
+      throw new AuthConfigError(
         `MCP_FLEET_WEB_PASSWORD is ${password.length} characters; it needs at least ${MIN_PASSWORD_LENGTH}`,
       );
-    add('admin', password);
+    secrets.push({ value: 'admin', secret: password, from: 'MCP_FLEET_WEB_PASSWORD' });
   }
-  (env.MCP_FLEET_API_TOKENS ?? '')
-    .split(',')
-    .map((e) => e.trim())
-    .forEach((entry, i) => {
-      if (!entry) return;
-      const from = `MCP_FLEET_API_TOKENS entry ${i + 1}`;
-      const colon = entry.indexOf(':');
-      const scope = colon > 0 ? entry.slice(0, colon).trim() : '';
-      if (scope !== 'read' && scope !== 'admin')
-        throw new WebAuthConfigError(`${from} is not "read:<token>" or "admin:<token>"`);
-      add(scope, checkToken(entry.slice(colon + 1).trim(), from));
-    });
-  for (const [name, scope] of [
-    ['MCP_FLEET_ADMIN_TOKEN', 'admin'],
-    ['MCP_FLEET_READ_TOKEN', 'read'],
-    ['MCP_FLEET_API_TOKEN', 'admin'],
-  ] as const) {
-    const token = env[name]?.trim();
-    if (token) add(scope, checkToken(token, name));
-  }
-  for (const [i, a] of credentials.entries())
-    if (credentials.slice(i + 1).some((b) => b.digest.equals(a.digest) && b.scope !== a.scope))
-      throw new WebAuthConfigError('one token is configured with two scopes (read and admin)');
+  for (const t of tokensFromEnv(env, [['MCP_FLEET_API_TOKEN', 'admin']]))
+    secrets.push({ value: t.scope, secret: t.token, from: t.from });
+  const credentials = new SecretSet(secrets);
 
   const configuredKey = env.MCP_FLEET_SESSION_KEY;
   if (configuredKey && configuredKey.length < MIN_SESSION_KEY_LENGTH)
-    throw new WebAuthConfigError(`MCP_FLEET_SESSION_KEY needs at least ${MIN_SESSION_KEY_LENGTH} characters`);
+    throw new AuthConfigError(`MCP_FLEET_SESSION_KEY needs at least ${MIN_SESSION_KEY_LENGTH} characters`);
   // The MAC key covers the credentials: a changed password or token ends the sessions it opened.
-  const fingerprint = createHash('sha256');
-  for (const c of credentials) fingerprint.update(`${c.scope}:`).update(c.digest);
   const macKey = createHmac('sha256', configuredKey ? Buffer.from(configuredKey, 'utf8') : randomBytes(32))
     .update('mcp-fleet dashboard session v1\0')
-    .update(fingerprint.digest())
+    .update(credentials.fingerprint())
     .digest();
   const mac = (payload: string) => createHmac('sha256', macKey).update(payload).digest();
 
   return {
-    enabled: credentials.length > 0,
+    enabled: credentials.size > 0,
     allowUnauthenticated: env.MCP_FLEET_ALLOW_UNAUTHENTICATED === '1' || env.MCP_FLEET_ALLOW_UNAUTHENTICATED === 'true',
-    login(presented) {
-      if (!presented) return null;
-      const d = digest(presented);
-      let found: Scope | null = null;
-      // Every credential is compared, in constant time: no early exit on a match.
-      for (const c of credentials) if (timingSafeEqual(c.digest, d) && found === null) found = c.scope;
-      return found;
-    },
+    login: (presented) => credentials.identify(presented),
     sign(scope, now = Date.now()) {
       const payload = `v1.${scope}.${Math.floor(now / 1000) + SESSION_TTL_SECONDS}`;
       return `${payload}.${mac(payload).toString('base64url')}`;
     },
     verify(value, now = Date.now()) {
       const m = value?.match(/^(v1\.(read|admin)\.(\d{1,12}))\.([A-Za-z0-9_-]{43})$/);
-      if (!m || credentials.length === 0) return null;
+      if (!m || credentials.size === 0) return null;
       const given = Buffer.from(m[4]!, 'base64url');
       if (given.length !== 32 || !timingSafeEqual(given, mac(m[1]!))) return null;
       const expires = Number(m[3]) * 1000;
@@ -200,16 +167,4 @@ export function safeNext(value: unknown): string {
   if (typeof value !== 'string' || !value.startsWith('/') || value.startsWith('//') || value.includes('\\')) return '/';
   if (value === '/login' || value.startsWith('/login?') || value.startsWith('/auth/')) return '/';
   return value.slice(0, 2_000);
-}
-
-function digest(text: string): Buffer {
-  return createHash('sha256').update(text, 'utf8').digest();
-}
-
-function checkToken(token: string, from: string): string {
-  if (token.length < MIN_TOKEN_LENGTH)
-    throw new WebAuthConfigError(`${from} is ${token.length} characters; a token needs at least ${MIN_TOKEN_LENGTH}`);
-  if (!/^[\x21-\x7e]+$/.test(token) || token.includes(','))
-    throw new WebAuthConfigError(`${from} may only hold printable ASCII without spaces or commas`);
-  return token;
 }

@@ -405,4 +405,28 @@ describe('sign-in off', () => {
     expect([!!b.verify(s), !!c.verify(s), !!d.verify(s)]).toEqual([true, false, false]);
     expect(a.verify(a.sign('admin', Date.now() - 13 * 3600_000))).toBeNull();
   });
+
+  it('reads the API tokens exactly as control does: the same scope for every token, the same refusals', () => {
+    const env = { MCP_FLEET_API_TOKENS: `read:${READ}`, MCP_FLEET_ADMIN_TOKEN: ADMIN };
+    for (const presented of [READ, ADMIN, token(), `${ADMIN} `])
+      expect(webAuthFromEnv(env).login(presented)).toBe(apiAuthFromEnv(env).identify(presented));
+    const refusal = (read: () => unknown) => {
+      try {
+        read();
+      } catch (err) {
+        return (err as Error).message;
+      }
+      return 'accepted';
+    };
+    for (const bad of [
+      { MCP_FLEET_ADMIN_TOKEN: 'short-secret-value' },
+      { MCP_FLEET_API_TOKENS: `writer:${ADMIN}` },
+      { MCP_FLEET_API_TOKENS: `read:${ADMIN}`, MCP_FLEET_ADMIN_TOKEN: ADMIN },
+      { MCP_FLEET_READ_TOKEN: `${READ},x` },
+    ]) {
+      const message = refusal(() => webAuthFromEnv(bad));
+      expect(message).not.toBe('accepted');
+      expect(message).toBe(refusal(() => apiAuthFromEnv(bad)));
+    }
+  });
 });

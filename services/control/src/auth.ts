@@ -3,44 +3,40 @@
 // probe a URL). No token configured = auth off (one machine), and then control only listens on
 // loopback unless MCP_FLEET_ALLOW_UNAUTHENTICATED=1 says something in front of it authenticates.
 //
-// Tokens are kept as SHA-256 digests and a presented token is compared with every one of them in
-// constant time (crypto.timingSafeEqual over equal-length digests), so neither a token's value nor
-// its length leaks through timing. No token is ever logged or echoed: errors name the variable and
-// the entry's position, never its value.
-import { createHash, timingSafeEqual } from 'node:crypto';
+// The tokens and their constant-time comparison are store's api-tokens (shared with the
+// dashboard's sign-in). No token is ever logged or echoed: errors name the variable, never a value.
 import type { IncomingHttpHeaders } from 'node:http';
 import { isIP } from 'node:net';
+import { AuthConfigError, checkToken, type Scope, SecretSet, tokensFromEnv } from '@mcp-fleet/store';
 
-export type Scope = 'read' | 'admin';
+export { AuthConfigError, MIN_TOKEN_LENGTH, type Scope, tokensFromEnv } from '@mcp-fleet/store';
+
 /** What a route needs: nothing, a read token, an admin token, or /metrics' own rule. */
 export type Access = 'public' | 'metrics' | Scope;
-
-export const MIN_TOKEN_LENGTH = 32;
-
-/** A misconfiguration: a clear sentence for the operator, exit code 2. */
-export class AuthConfigError extends Error {}
-
-interface Credential {
-  scope: Scope | 'metrics';
-  digest: Buffer;
-}
+type Credential = Scope | 'metrics';
 
 export interface ApiAuthOptions {
-  tokens?: { scope: Scope; token: string }[];
+  tokens?: { scope: Scope; token: string; from?: string }[];
   /** When set, /metrics needs this token (or any API token); unset, /metrics stays open. */
   metricsToken?: string | undefined;
 }
 
 export class ApiAuth {
-  readonly #credentials: Credential[];
+  readonly #credentials: SecretSet<Credential>;
   readonly enabled: boolean;
   readonly metricsProtected: boolean;
   readonly counts: Record<Scope, number>;
 
   constructor(opts: ApiAuthOptions = {}) {
     const tokens = opts.tokens ?? [];
-    this.#credentials = tokens.map((t) => ({ scope: t.scope, digest: digest(t.token) }));
-    if (opts.metricsToken) this.#credentials.push({ scope: 'metrics', digest: digest(opts.metricsToken) });
+    const entries = tokens.map((t, i) => ({
+      value: t.scope as Credential,
+      secret: t.token,
+      from: t.from ?? `token ${i + 1}`,
+    }));
+    if (opts.metricsToken)
+      entries.push({ value: 'metrics', secret: opts.metricsToken, from: 'MCP_FLEET_METRICS_TOKEN' });
+    this.#credentials = new SecretSet(entries);
     this.enabled = tokens.length > 0;
     this.metricsProtected = Boolean(opts.metricsToken);
     this.counts = {
@@ -54,16 +50,9 @@ export class ApiAuth {
     return new ApiAuth();
   }
 
-  /**
-   * The scope a presented token carries, or null. Every credential is compared, match or not, each
-   * in constant time over SHA-256 digests (equal lengths whatever was presented).
-   */
-  identify(presented: string | null): Credential['scope'] | null {
-    if (!presented) return null;
-    const d = digest(presented);
-    let found: Credential['scope'] | null = null;
-    for (const c of this.#credentials) if (timingSafeEqual(c.digest, d) && found === null) found = c.scope;
-    return found;
+  /** The scope a presented token carries, or null (compared in constant time with every token). */
+  identify(presented: string | null): Credential | null {
+    return this.#credentials.identify(presented);
   }
 
   /**
@@ -121,10 +110,6 @@ export function bearerToken(header: string | undefined): string | null {
   return m ? m[1]! : null;
 }
 
-function digest(text: string): Buffer {
-  return createHash('sha256').update(text, 'utf8').digest();
-}
-
 /**
  * Tokens from the environment: `MCP_FLEET_API_TOKENS` (comma-separated `scope:token`),
  * `MCP_FLEET_ADMIN_TOKEN`, `MCP_FLEET_READ_TOKEN`, and `MCP_FLEET_METRICS_TOKEN` for /metrics.
@@ -139,49 +124,6 @@ export function apiAuthFromEnv(env: Record<string, string | undefined> = process
       throw new AuthConfigError('MCP_FLEET_METRICS_TOKEN is also an API token: give /metrics a token of its own');
   }
   return new ApiAuth({ tokens, metricsToken });
-}
-
-/** The configured API tokens with their scopes (also what the dashboard accepts as passwords). */
-export function tokensFromEnv(env: Record<string, string | undefined>): { scope: Scope; token: string }[] {
-  const out: { scope: Scope; token: string; from: string }[] = [];
-  const list = env.MCP_FLEET_API_TOKENS ?? '';
-  list
-    .split(',')
-    .map((entry) => entry.trim())
-    .forEach((entry, i) => {
-      if (!entry) return;
-      const from = `MCP_FLEET_API_TOKENS entry ${i + 1}`;
-      const colon = entry.indexOf(':');
-      const scope = colon > 0 ? entry.slice(0, colon).trim() : '';
-      if (scope !== 'read' && scope !== 'admin')
-        throw new AuthConfigError(`${from} is not "read:<token>" or "admin:<token>"`);
-      const token = entry.slice(colon + 1).trim();
-      checkToken(token, from);
-      out.push({ scope, token, from });
-    });
-  for (const [name, scope] of [
-    ['MCP_FLEET_ADMIN_TOKEN', 'admin'],
-    ['MCP_FLEET_READ_TOKEN', 'read'],
-  ] as const) {
-    const token = env[name]?.trim();
-    if (!token) continue;
-    checkToken(token, name);
-    out.push({ scope, token, from: name });
-  }
-  for (const [i, a] of out.entries())
-    for (const b of out.slice(i + 1))
-      if (a.token === b.token && a.scope !== b.scope)
-        throw new AuthConfigError(`${a.from} and ${b.from} are the same token with different scopes`);
-  return out.map(({ scope, token }) => ({ scope, token }));
-}
-
-function checkToken(token: string, from: string): void {
-  if (token.length < MIN_TOKEN_LENGTH)
-    throw new AuthConfigError(
-      `${from} is ${token.length} characters; a token needs at least ${MIN_TOKEN_LENGTH} (e.g. openssl rand -hex 32)`,
-    );
-  if (!/^[\x21-\x7e]+$/.test(token) || token.includes(','))
-    throw new AuthConfigError(`${from} may only hold printable ASCII without spaces or commas`);
 }
 
 /** MCP_FLEET_ALLOW_UNAUTHENTICATED=1: something in front (a proxy, a private network) authenticates. */

@@ -16,7 +16,7 @@ import {
 import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
 import { CredentialsUnreadableError, openStore, SecretKeyError, type Store } from '@mcp-fleet/store';
 import type { Dashboard } from '@mcp-fleet/web';
-import { WebAuthConfigError, webAuthFromEnv } from '@mcp-fleet/web/auth';
+import { webAuthFromEnv } from '@mcp-fleet/web/auth';
 import { parse, positiveInt, retentionDays } from '../args';
 import { demoDrift, demoFleetYaml } from '../demo-fleet';
 import { columns } from '../table';
@@ -68,7 +68,7 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
       });
     }
   } catch (err) {
-    if (err instanceof AuthConfigError || err instanceof WebAuthConfigError) throw new UsageError(err.message);
+    if (err instanceof AuthConfigError) throw new UsageError(err.message);
     throw err;
   }
   // The dashboard changes the fleet through control with an admin token: its own, or the first one.
