@@ -35,6 +35,7 @@ import { parseDuration } from './durations';
 import {
   DEFAULT_INTERVAL_MS,
   DEFAULT_TIMEOUT_MS,
+  detectionSchedule,
   duration,
   type FleetDefinition,
   FleetFileError,
@@ -71,7 +72,7 @@ const CreateServer = z.strictObject({
   interval: duration.optional(),
   timeout: duration.optional(),
   tests: z.array(z.strictObject({ revision: revisionChoice })).default([{ revision: 'newest' }]),
-  detection: z.strictObject({ interval: duration }).nullable().default(null),
+  detection: detectionSchedule.nullable().default(null),
 });
 
 const PatchServer = z.strictObject({
@@ -80,7 +81,7 @@ const PatchServer = z.strictObject({
   regions: z.array(regionName).min(1).nullable().optional(),
   interval: duration.optional(),
   timeout: duration.optional(),
-  detection: z.strictObject({ interval: duration }).nullable().optional(),
+  detection: detectionSchedule.nullable().optional(),
 });
 
 const CreateTest = z.strictObject({ revision: revisionChoice });

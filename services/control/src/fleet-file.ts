@@ -37,6 +37,12 @@ export const duration = z.string().refine((s) => {
   const ms = parseDuration(s);
   return ms !== undefined && ms <= MAX_DURATION_MS;
 }, 'a duration like 500ms, 60s, 15m or 1h, at most 168h');
+/** The shortest interval a test or a detection runs at (0s would read as "never" and 1ms hammer a server). */
+export const MIN_INTERVAL_MS = 1_000;
+/** `detection: { interval }`: how often a server's revisions are detected, as a whole. */
+export const detectionSchedule = z.strictObject({
+  interval: duration.refine((s) => (parseDuration(s) ?? 0) >= MIN_INTERVAL_MS, `at least ${MIN_INTERVAL_MS / 1000}s`),
+});
 export const regionName = z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'lower-case letters, digits and dashes');
 export const cidr = z.string().refine((s) => parseCidr(s) !== undefined, 'a CIDR like 10.20.0.0/16 or an address');
 
@@ -91,7 +97,7 @@ const FileSchema = z.strictObject({
             }),
           )
           .default([{ revision: 'newest' }]),
-        detection: z.strictObject({ interval: duration }).optional(),
+        detection: detectionSchedule.optional(),
       }),
     ),
   ),
@@ -109,7 +115,6 @@ const FileSchema = z.strictObject({
 
 export const DEFAULT_INTERVAL_MS = 60_000;
 export const DEFAULT_TIMEOUT_MS = 10_000;
-export const MIN_INTERVAL_MS = 1_000;
 export const MAX_TIMEOUT_MS = 120_000;
 
 export async function loadFleetFile(
@@ -147,10 +152,7 @@ export function parseFleet(
   }
   const at = (offset: number | undefined) => (offset === undefined ? '' : `${lineCounter.linePos(offset).line}: `);
   if (doc.errors.length)
-    throw new FleetFileError(
-      file,
-      doc.errors.map((e) => `line ${at(e.pos[0])}${e.message.split('\n')[0]}`),
-    );
+    throw new FleetFileError(file, [...new Set(doc.errors.map((e) => `line ${at(e.pos[0])}${firstLine(e)}`))]);
   if (doc.contents !== null && !isMap(doc.contents))
     throw new FleetFileError(file, ['the file must be a mapping (regions, defaults, servers, policy)']);
 
@@ -237,8 +239,10 @@ export function parseFleet(
 /** Aliases a fleet file may expand (the yaml package's default, stated): past it, nothing is applied. */
 const MAX_ALIAS_COUNT = 100;
 
+/** An error's first line; the parser's own stack overflow on deep nesting is said as what it is. */
 function firstLine(err: unknown): string {
-  return (err instanceof Error ? err.message : String(err)).split('\n')[0]!.slice(0, 200);
+  const line = (err instanceof Error ? err.message : String(err)).split('\n')[0]!.slice(0, 200);
+  return /Maximum call stack size exceeded/.test(line) ? 'nested too deeply for a fleet file' : line;
 }
 
 function fieldName(path: readonly PropertyKey[]): string {

@@ -142,6 +142,28 @@ policy: { allow: [${allow}] }
     ).toEqual(['line 5: servers[0].timeout: at most the interval and at most 120s']);
   });
 
+  it('says a file nested too deeply is that, once per line, not the parser stack overflowing', () => {
+    const flow = `servers: ${'['.repeat(20_000)}${']'.repeat(20_000)}\n`;
+    const block = Array.from({ length: 3_000 }, (_, i) => `${' '.repeat(i)}k:`).join('\n');
+    expect(problems(flow)).toEqual(['line 1: nested too deeply for a fleet file']);
+    expect(problems(block)).toHaveLength(1);
+    expect(problems(block)[0]).toMatch(/^line \d+: nested too deeply for a fleet file$/);
+  });
+
+  it('runs tests and detections at most once a second (0s is not "never")', () => {
+    const server = (extra: string) => `servers:\n  - name: x\n    url: https://x.example.com/\n${extra}`;
+    expect(problems(server('    interval: 500ms\n    timeout: 100ms\n'))).toEqual([
+      'line 4: servers[0].interval: at least 1s',
+    ]);
+    for (const interval of ['0s', '999ms'])
+      expect(problems(server(`    detection: { interval: ${interval} }\n`))).toEqual([
+        'line 4: servers[0].detection.interval: at least 1s',
+      ]);
+    expect(parseFleet(server('    detection: { interval: 1s }\n'), 'f', {}).servers[0]?.detectionIntervalMs).toBe(
+      1_000,
+    );
+  });
+
   it('names a missing environment variable and never applies half a file', () => {
     expect(problems(EXAMPLE)).toEqual([
       'line 6: servers[0].headers.Authorization: the environment variable ORDERS_TOKEN is not set',

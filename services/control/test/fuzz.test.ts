@@ -367,6 +367,7 @@ const badDetection = fc.oneof(
   fc.boolean(),
   fc.array(fc.integer(), { maxLength: 2 }),
   fc.record({ interval: badDuration }),
+  fc.record({ interval: fc.constantFrom('0s', '0ms', '999ms') }),
   fc.constant({ interval: '15m', extra: 1 }),
   fc.constant({}),
 );
