@@ -69,6 +69,8 @@ export async function upsertStream(jsm: JetStreamManager, name: string, subject:
 export interface DurableSettings {
   ackWaitMs: number;
   maxDeliver: number;
+  /** max_deliver is not a choice but an invariant: always brought up to date, `update` or not. */
+  maxDeliverFixed?: boolean;
 }
 
 /**
@@ -109,5 +111,9 @@ export async function upsertConsumer(
   }
   if (update && (have.ack_wait !== tunable.ack_wait || have.max_deliver !== tunable.max_deliver)) {
     await jsm.consumers.update(stream, name, tunable);
+  } else if (settings.maxDeliverFixed && have.max_deliver !== tunable.max_deliver) {
+    // An invariant, imposed whoever created the consumer: ingest's unlimited deliveries replace
+    // the limit a consumer made by an older version still has.
+    await jsm.consumers.update(stream, name, { max_deliver: tunable.max_deliver });
   }
 }

@@ -120,7 +120,7 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<NatsBus> {
   const ingestDurable = (settings = durable, update = false) =>
     once(`ingest:${update ? `${settings.ackWaitMs}` : 'exists'}`, async () => {
       await streams();
-      const unlimited = { ...settings, maxDeliver: -1 };
+      const unlimited = { ...settings, maxDeliver: -1, maxDeliverFixed: true };
       await upsertConsumer(jsm, names.resultsStream, names.ingestConsumer, undefined, unlimited, update);
     });
   const forget = () => declared.clear();

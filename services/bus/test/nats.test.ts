@@ -105,6 +105,39 @@ describe('nats bus declarations', () => {
     await Promise.all([bus.close(), peer.close()]);
   });
 
+  it('lifts the delivery limit an older version gave the ingest durable, whatever this process chose', async () => {
+    const { log } = capturedLogger();
+    const ns = `${namespace}old`;
+    const jsm = await jetstreamManager(raw);
+    const first = await open({ log, namespace: ns });
+    try {
+      await first.ensure(['eu-west']);
+      // As a version from before unlimited ingest deliveries left it.
+      await jsm.consumers.update(first.names.resultsStream, 'ingest', { max_deliver: 10 });
+      expect((await jsm.consumers.info(first.names.resultsStream, 'ingest')).config.max_deliver).toBe(10);
+      await first.close();
+      for (const how of ['ensure', 'consumeResults'] as const) {
+        await jsm.consumers.update(first.names.resultsStream, 'ingest', { max_deliver: 10 });
+        const bus = await open({ log, namespace: ns }); // default settings: no choice of its own
+        if (how === 'ensure') await bus.ensure(['eu-west']);
+        else {
+          const sub = bus.consumeResults(async (d) => d.ack(), { concurrency: 1 });
+          await waitFor(
+            async () => (await jsm.consumers.info(bus.names.resultsStream, 'ingest')).config.max_deliver === -1,
+            10_000,
+            'the ingest durable to lose its limit',
+          );
+          await sub.stop();
+        }
+        expect((await jsm.consumers.info(bus.names.resultsStream, 'ingest')).config.max_deliver, how).toBe(-1);
+        await bus.close();
+      }
+    } finally {
+      for (const stream of [first.names.jobsStream, first.names.resultsStream])
+        await jsm.streams.delete(stream).catch(() => false);
+    }
+  });
+
   it('declares again what was deleted under it, and keeps consuming', async () => {
     const { log } = capturedLogger();
     const bus = await open({ log });
