@@ -15,6 +15,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { POST as loginPost } from '../app/auth/login/route';
 import { crossOriginRefusal, SESSION_COOKIE, webAuthFromEnv } from '../lib/auth-core';
+import { FAILED_SIGN_INS_PER_MINUTE, signInBudget } from '../lib/sign-in-budget';
 import { launchBrowser } from '../tools/browser';
 import { type DashboardProcess, freePort, startDashboardProcess } from '../tools/next-process';
 
@@ -428,5 +429,41 @@ describe('sign-in off', () => {
       expect(message).not.toBe('accepted');
       expect(message).toBe(refusal(() => apiAuthFromEnv(bad)));
     }
+  });
+});
+
+// Last: it spends the main dashboard's sign-in budget for the minute.
+describe('failed sign-ins', () => {
+  it('are rationed: past the minute budget even the right password waits, and is not compared', async () => {
+    let tries = 0;
+    for (; tries < FAILED_SIGN_INS_PER_MINUTE; tries += 1) {
+      const res = await signIn(`wrong-${tries}-${PASSWORD}`);
+      if (res.headers.get('location') === '/login?error=busy&next=%2Fservers') break;
+      expect(res.headers.get('location')).toBe('/login?error=wrong&next=%2Fservers');
+    }
+    // Earlier tests spent part of the budget (six wrong passwords); it ran out within it.
+    expect(tries).toBeGreaterThanOrEqual(1);
+    expect(tries).toBeLessThanOrEqual(FAILED_SIGN_INS_PER_MINUTE - 6);
+    const right = await signIn(PASSWORD);
+    expect(right.status).toBe(303);
+    expect(right.headers.get('location')).toBe('/login?error=busy&next=%2Fservers');
+    expect(right.headers.get('set-cookie')).toBeNull();
+    const form = await raw('/login?error=busy');
+    expect(form.status).toBe(200);
+    expect(form.text).toContain('Too many failed sign-ins in the last minute');
+  });
+
+  it('frees a try as the oldest failure leaves the minute', () => {
+    const budget = signInBudget(3, 60_000);
+    const t0 = 1_000_000;
+    budget.failed(t0);
+    budget.failed(t0 + 10_000);
+    expect(budget.wait(t0 + 20_000)).toBe(0);
+    budget.failed(t0 + 20_000);
+    expect(budget.wait(t0 + 20_000)).toBe(40_000);
+    expect(budget.wait(t0 + 59_999)).toBe(1);
+    expect(budget.wait(t0 + 60_000)).toBe(0);
+    budget.failed(t0 + 60_000);
+    expect(budget.wait(t0 + 60_001)).toBe(9_999);
   });
 });

@@ -34,7 +34,11 @@ export default async function Login({ searchParams }: { searchParams: SearchPara
         </label>
         {error && (
           <p role="alert" className="error">
-            {error === 'expired' ? 'Your session has ended; sign in again.' : 'That password is not right.'}
+            {error === 'expired'
+              ? 'Your session has ended; sign in again.'
+              : error === 'busy'
+                ? 'Too many failed sign-ins in the last minute; try again in a minute.'
+                : 'That password is not right.'}
           </p>
         )}
         <div>

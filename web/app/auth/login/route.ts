@@ -1,7 +1,9 @@
 // The sign-in form's post. Refused (403) unless it comes from this dashboard's own pages — the
 // explicit CSRF check (proxy.ts makes it too) — then the password is checked in constant time and
-// a session cookie set: HttpOnly, SameSite=Strict, Secure over HTTPS, signed, 12 hours.
+// a session cookie set: HttpOnly, SameSite=Strict, Secure over HTTPS, signed, 12 hours. Failed
+// sign-ins are rationed (lib/sign-in-budget.ts).
 import { crossOriginRefusal, isHttps, safeNext, sessionCookie, webAuth } from '../../../lib/auth-core';
+import { sharedSignInBudget } from '../../../lib/sign-in-budget';
 
 export const dynamic = 'force-dynamic';
 
@@ -12,14 +14,21 @@ export async function POST(request: Request) {
   const form = await request.formData().catch(() => null);
   const next = safeNext(form?.get('next'));
   if (!auth.enabled) return seeOther(next);
+  const back = (error: 'wrong' | 'busy') => {
+    const query = new URLSearchParams({ error });
+    if (next !== '/') query.set('next', next);
+    return seeOther(`/login?${query}`);
+  };
+  const budget = sharedSignInBudget();
+  // Spent: the password is not even compared, so a guess made now can tell nothing.
+  if (budget.wait() > 0) return back('busy');
   const password = form?.get('password');
   const scope = typeof password === 'string' ? auth.login(password) : null;
   if (!scope) {
+    budget.failed();
     // A pause makes guessing slow; the answer says nothing about which part was wrong.
     await new Promise((r) => setTimeout(r, 400));
-    const back = new URLSearchParams({ error: 'wrong' });
-    if (next !== '/') back.set('next', next);
-    return seeOther(`/login?${back}`);
+    return back('wrong');
   }
   return seeOther(next, sessionCookie(auth.sign(scope), isHttps(request.headers, request.url)));
 }
