@@ -6,12 +6,12 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { NATS_SERVER_BIN, type NatsServer, startNatsServer, waitFor } from '@mcp-fleet/testkit';
+import { NATS_SERVER_BIN, type NatsServer, startNatsServer } from '@mcp-fleet/testkit';
 import { encodeAccount, encodeOperator, encodeUser, fmtCreds } from '@nats-io/jwt';
 import { createAccount, createOperator, createUser } from '@nats-io/nkeys';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Bus, busOptionsFromEnv, createLogger, type Job, openBus } from '../src';
-import { job } from './fixtures';
+import { type Bus, busOptionsFromEnv, createLogger, openBus } from '../src';
+import { roundTrip } from './fixtures';
 
 const log = createLogger('test', 'silent');
 const decoder = new TextDecoder();
@@ -83,21 +83,7 @@ describe.skipIf(!existsSync(NATS_SERVER_BIN))('NATS with a creds file (NATS_CRED
       log,
     });
     try {
-      const region = 'eu-west';
-      await bus.ensure([region]);
-      const got: Job[] = [];
-      const sub = bus.consumeJobs(
-        region,
-        async (d) => {
-          got.push(d.value);
-          await d.ack();
-        },
-        { concurrency: 1 },
-      );
-      const sent = job(region);
-      await bus.publishJob(sent);
-      await waitFor('the job over JWT auth', () => got.find((j) => j.jobId === sent.jobId), 10_000);
-      await sub.stop();
+      await roundTrip(bus);
     } finally {
       await bus.close();
     }

@@ -1,6 +1,6 @@
 // Valid messages, a logger whose lines a test can read, and small waiting helpers.
 import { randomUUID } from 'node:crypto';
-import { createLogger, type Heartbeat, type Job, type Logger, type Result } from '../src';
+import { type Bus, createLogger, type Heartbeat, type Job, type Logger, type Result } from '../src';
 
 export function job(region: string, overrides: Partial<Job> = {}): Job {
   return {
@@ -87,3 +87,24 @@ export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs
 let counter = 0;
 /** A region name no other test in the file uses (a durable consumer outlives a test). */
 export const freshRegion = () => `r${process.pid % 1000}-${++counter}`;
+
+/** A job published and consumed over the bus, once: JetStream works through this connection. */
+export async function roundTrip(bus: Bus, region = 'eu-west'): Promise<void> {
+  await bus.ensure([region]);
+  const got: string[] = [];
+  const sub = bus.consumeJobs(
+    region,
+    async (d) => {
+      got.push(d.value.jobId);
+      await d.ack();
+    },
+    { concurrency: 1 },
+  );
+  try {
+    const sent = job(region);
+    await bus.publishJob(sent);
+    await waitFor(() => got.includes(sent.jobId), 10_000, 'the job to come back over the bus');
+  } finally {
+    await sub.stop();
+  }
+}

@@ -14,12 +14,11 @@ import {
   type NatsServer,
   startNatsServer,
   type TestCa,
-  waitFor,
 } from '@mcp-fleet/testkit';
 import { connect } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Bus, busOptionsFromEnv, createLogger, type Job, natsConnectionOptions, openBus } from '../src';
-import { job } from './fixtures';
+import { busOptionsFromEnv, createLogger, natsConnectionOptions, openBus } from '../src';
+import { roundTrip } from './fixtures';
 
 const runnable = existsSync(NATS_SERVER_BIN) && haveOpenssl();
 const log = createLogger('test', 'silent');
@@ -29,25 +28,6 @@ function startNats(tls: string, authorization: string): Promise<NatsServer> {
   // A host name the certificate names: the NATS client checks the name it dialled (for an IP
   // address it checks `localhost`), so NATS_URL should use the name on the server's certificate.
   return startNatsServer({ config: `tls { ${tls} }\nauthorization { ${authorization} }`, urlBase: 'tls://localhost' });
-}
-
-/** A job published and consumed over the bus: JetStream works through the connection. */
-async function roundTrip(bus: Bus): Promise<void> {
-  const region = 'eu-west';
-  await bus.ensure([region]);
-  const got: Job[] = [];
-  const sub = bus.consumeJobs(
-    region,
-    async (d) => {
-      got.push(d.value);
-      await d.ack();
-    },
-    { concurrency: 1 },
-  );
-  const sent = job(region);
-  await bus.publishJob(sent);
-  await waitFor('the job over TLS', () => got.find((j) => j.jobId === sent.jobId), 10_000);
-  await sub.stop();
 }
 
 describe.skipIf(!runnable)('NATS over TLS', () => {
