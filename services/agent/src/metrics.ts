@@ -1,8 +1,8 @@
 // What an agent tells Prometheus. A registry per agent (several agents can share a process in
 // one-machine mode). Every label value comes from a closed set: revisions, outcomes, kinds and
 // the region. URLs, server names, session ids and job ids belong on spans, never here.
-import type { Detection, HandshakeRun } from '@mcp-fleet/probe';
-import { isRevision } from '@mcp-fleet/probe';
+import type { Detection, DetectionOutcome, HandshakeRun } from '@mcp-fleet/probe';
+import { isRevision, REVISION_NAMES } from '@mcp-fleet/probe';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 export type JobKind = 'handshake' | 'detection';
@@ -17,6 +17,8 @@ export function revisionLabel(value: string | null | undefined): string {
   if (value === null || value === undefined) return 'none';
   return isRevision(value) ? value : 'other';
 }
+
+const DETECTION_OUTCOMES: readonly DetectionOutcome[] = ['DETECTED', 'NONE', 'RATE_LIMITED'];
 
 export class AgentMetrics {
   readonly registry = new Registry();
@@ -85,6 +87,14 @@ export class AgentMetrics {
     });
     info.set({ region: opts.region, version: opts.version }, 1);
     this.#inFlight.set({ region: opts.region }, 0);
+    // Counters that alerts take increase() of start at 0, not at their first event: a series that
+    // appears at 1 shows no increase, so the first downgrade or era move after a start would be lost.
+    const region = opts.region;
+    this.#downgrades.inc({ region }, 0);
+    for (const from of REVISION_NAMES)
+      for (const to of REVISION_NAMES)
+        if (from !== to) this.#eraMoves.inc({ from_revision: from, to_revision: to, region }, 0);
+    for (const outcome of DETECTION_OUTCOMES) this.#detections.inc({ outcome, region }, 0);
   }
 
   handshake(run: HandshakeRun): void {

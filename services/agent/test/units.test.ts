@@ -1,6 +1,7 @@
-// The small pieces on their own: backoff, metric labels, span URLs.
+// The small pieces on their own: backoff, metric labels and initial series, span URLs.
+import { parseMetrics } from '@mcp-fleet/testkit';
 import { describe, expect, it } from 'vitest';
-import { nakDelayMs, revisionLabel, spanUrl } from '../src';
+import { AgentMetrics, nakDelayMs, revisionLabel, spanUrl } from '../src';
 
 describe('nak backoff', () => {
   it('doubles from 1 s per redelivery and stops at 30 s', () => {
@@ -26,5 +27,26 @@ describe('span URLs', () => {
     );
     expect(spanUrl('http://127.0.0.1:9000/messages?sessionId=abc')).toBe('http://127.0.0.1:9000/messages');
     expect(spanUrl('not a url')).toBe('');
+  });
+});
+
+describe('counters alerts take increase() of', () => {
+  it('start at 0 for every known label set, so the first event after a start is an increase', async () => {
+    const metrics = new AgentMetrics({ region: 'eu-west', version: 'test', defaultMetrics: false });
+    const samples = parseMetrics(await metrics.registry.metrics());
+    const series = (name: string) => samples.filter((s) => s.name === name);
+    expect(series('mcp_downgrades_total')).toEqual([
+      expect.objectContaining({ labels: { region: 'eu-west' }, value: 0 }),
+    ]);
+    // Every move between two of the five revisions: 5 × 4.
+    expect(series('mcp_era_moves_total')).toHaveLength(20);
+    expect(
+      series('mcp_era_moves_total').every((s) => s.value === 0 && s.labels.from_revision !== s.labels.to_revision),
+    ).toBe(true);
+    expect(
+      series('mcp_detection_total')
+        .map((s) => s.labels.outcome)
+        .sort(),
+    ).toEqual(['DETECTED', 'NONE', 'RATE_LIMITED']);
   });
 });
