@@ -34,10 +34,16 @@ const octets = (value: Buffer) => tlv(0x04, value);
 const bits = (value: Buffer) => tlv(0x03, Buffer.from([0]), value);
 const explicit = (n: number, inner: Buffer) => tlv(0xa0 | n, inner);
 
-function integer(value: Buffer): Buffer {
-  // DER integers are signed: a leading 1 bit needs a 0 byte in front to stay positive.
-  return tlv(0x02, value[0]! & 0x80 ? Buffer.concat([Buffer.from([0]), value]) : value);
+/** A non-negative DER INTEGER from big-endian bytes, in its one minimal form. */
+export function derInteger(value: Buffer): Buffer {
+  // Minimal: no leading zero byte unless the next one has its top bit set (OpenSSL refuses the
+  // padding as "illegal padding"). Signed: a leading 1 bit needs a 0 byte in front to stay positive.
+  let start = 0;
+  while (start < value.length - 1 && value[start] === 0) start += 1;
+  const bytes = value.length === 0 ? Buffer.from([0]) : value.subarray(start);
+  return tlv(0x02, bytes[0]! & 0x80 ? Buffer.concat([Buffer.from([0]), bytes]) : bytes);
 }
+const integer = derInteger;
 
 function oid(dotted: string): Buffer {
   const [a = 0, b = 0, ...rest] = dotted.split('.').map(Number);
@@ -99,8 +105,9 @@ function certificate(spec: CertificateSpec): string {
       ]
     : [extension('2.5.29.19', true, sequence())];
   if (spec.altNames) extensions.push(altNames(spec.altNames));
+  // Positive and 12 bytes long (RFC 5280: at most 20): the top bit clear, the next one set.
   const serial = randomBytes(12);
-  serial[0] = serial[0]! & 0x7f;
+  serial[0] = (serial[0]! & 0x7f) | 0x40;
   const tbs = sequence(
     explicit(0, integer(Buffer.from([2]))), // v3
     integer(serial),
@@ -138,7 +145,12 @@ let minted: HostileCertificates | undefined;
 
 /** The certificates of this process's hostile TLS targets, minted once (a few milliseconds). */
 export function hostileCertificates(): HostileCertificates {
-  if (minted) return minted;
+  minted ??= mintCertificates();
+  return minted;
+}
+
+/** A new set of certificates (every call new keys and serial numbers). */
+export function mintCertificates(): HostileCertificates {
   const now = Date.now();
   const validFrom = new Date(now - DAY_MS);
   const validTo = new Date(now + 365 * DAY_MS);
@@ -168,7 +180,7 @@ export function hostileCertificates(): HostileCertificates {
     };
   };
   const selfKeys = newKeys();
-  minted = {
+  return {
     ca,
     selfSigned: {
       cert: certificate({
@@ -187,5 +199,4 @@ export function hostileCertificates(): HostileCertificates {
     }),
     wrongName: leaf('hostile-tls-wrong-name', validFrom, validTo, { dns: ['wrong-name.invalid'] }),
   };
-  return minted;
 }
