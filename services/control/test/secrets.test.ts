@@ -65,8 +65,10 @@ const REGIONS = ['eu-west', 'us-east'];
 /** Each planted secret a text contains, with what surrounds it (to tell where it leaked). */
 function leaked(text: string): string[] {
   // A secret's first part counts too (all but its last 12 hex digits): a preview cut inside it.
-  return SECRETS.filter((s) => text.includes(s.slice(0, -12))).map((s) => {
-    const at = text.indexOf(s.slice(0, -12));
+  // So does its base64, which the mirror echoes too (its first 24 characters: 18 bytes that line up).
+  const forms = (s: string) => [s.slice(0, -12), Buffer.from(s).toString('base64').slice(0, 24)];
+  return SECRETS.filter((s) => forms(s).some((f) => text.includes(f))).map((s) => {
+    const at = Math.max(...forms(s).map((f) => text.indexOf(f)));
     return `${s} in …${text.slice(Math.max(0, at - 120), at + s.length + 20)}…`;
   });
 }
@@ -87,7 +89,14 @@ async function startMirror(): Promise<{ url: (path: string) => string; close: ()
     req.on('end', () => {
       const key = String(req.headers['x-api-key'] ?? '');
       const auth = String(req.headers.authorization ?? '');
-      const echo = { received: req.headers, auth, key, raw: `${auth} ${key}` };
+      const b64 = (v: string) => Buffer.from(v).toString('base64');
+      const echo = {
+        received: req.headers,
+        auth,
+        key,
+        raw: `${auth} ${key}`,
+        encoded: { key: b64(key), token: b64(auth.replace(/^Bearer /, '')), url: encodeURIComponent(key) },
+      };
       const path = new URL(req.url ?? '/', 'http://x').pathname;
       let rpc: { id?: unknown; method?: string } = {};
       try {
@@ -129,14 +138,24 @@ async function startMirror(): Promise<{ url: (path: string) => string; close: ()
           result: {
             supportedVersions: ['2026-07-28'],
             capabilities: {},
-            _meta: { 'io.modelcontextprotocol/serverInfo': { name: `mirror ${auth}`, version: key, title: key } },
+            _meta: {
+              'io.modelcontextprotocol/serverInfo': {
+                name: `mirror ${auth}`,
+                version: key,
+                title: `${key} ${echo.encoded.token}`,
+              },
+            },
           },
         });
       // The error message has the credential where its 200-character cut falls, too.
       return json(400, {
         jsonrpc: '2.0',
         id: rpc.id ?? null,
-        error: { code: -32602, message: `${'x'.repeat(200 - key.length + 4)}${key} ${auth}`, data: echo },
+        error: {
+          code: -32602,
+          message: `${'x'.repeat(200 - key.length + 4)}${key} ${auth} ${echo.encoded.key}`,
+          data: echo,
+        },
       });
     });
   });

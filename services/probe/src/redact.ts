@@ -2,17 +2,41 @@
 
 const MIN_SECRET_LENGTH = 4;
 
-/** The strings to hide for a set of request headers: each value, and each word of it (e.g. the token after `Bearer`). */
+/**
+ * The strings to hide for a set of request headers: each value, each word of it (e.g. the token
+ * after `Bearer`), the password inside a `Basic` credential, and each of those as a server might
+ * echo it encoded: URL-encoded, JSON-escaped, base64 and base64url. (A secret encoded together with
+ * other text, e.g. base64 of a whole header line, is not caught: its bytes do not line up.)
+ */
 export function secretsOf(headers: Record<string, string>): string[] {
-  const out = new Set<string>();
+  const plain = new Set<string>();
+  const add = (s: string) => {
+    if (s.length >= MIN_SECRET_LENGTH) plain.add(s);
+  };
   for (const value of Object.values(headers)) {
     const v = value.trim();
-    if (v.length >= MIN_SECRET_LENGTH) out.add(v);
-    for (const word of v.split(/\s+/))
-      if (word.length >= MIN_SECRET_LENGTH && !/^(bearer|basic|token)$/i.test(word)) out.add(word);
+    add(v);
+    for (const word of v.split(/\s+/)) if (!/^(bearer|basic|token)$/i.test(word)) add(word);
+    const basic = v.match(/^basic\s+([A-Za-z0-9+/=_-]+)$/i);
+    if (basic) {
+      const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
+      if (/^[\x20-\x7e]+$/.test(decoded)) {
+        add(decoded);
+        if (decoded.includes(':')) add(decoded.slice(decoded.indexOf(':') + 1));
+      }
+    }
+  }
+  const out = new Set<string>();
+  for (const p of plain) {
+    out.add(p);
+    out.add(encodeURIComponent(p));
+    out.add(JSON.stringify(p).slice(1, -1));
+    // Unpadded: it matches an echo with or without the trailing `=`.
+    out.add(Buffer.from(p, 'utf8').toString('base64').replace(/=+$/, ''));
+    out.add(Buffer.from(p, 'utf8').toString('base64url'));
   }
   // Longest first, so a whole value is hidden before its parts.
-  return [...out].sort((a, b) => b.length - a.length);
+  return [...out].filter((s) => s.length >= MIN_SECRET_LENGTH).sort((a, b) => b.length - a.length);
 }
 
 export function redact(text: string, secrets: readonly string[]): string {
