@@ -47,7 +47,7 @@ export function isDriftable(name: string): boolean {
   return name.startsWith('drifter');
 }
 
-/** A scheduled drift: `afterMs` after start, `target` starts speaking `revisions`. */
+/** A scheduled drift: `afterMs` after start (0: from the start), `target` starts speaking `revisions`. */
 export interface DriftStep {
   afterMs: number;
   target: string;
@@ -136,11 +136,16 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
     if (!isDriftable(step.target)) throw new Error(`sim target ${step.target} does not drift`);
     if (orderRevisions(step.revisions).length === 0) throw new Error(`drift of ${step.target} lists no revision`);
   }
-  const timers = script.map((step) => {
-    const timer = setTimeout(() => drift(step.target, step.revisions), step.afterMs);
-    timer.unref();
-    return timer;
-  });
+  // A step at 0 ms is the starting state: applied before startSim returns, so no request sees
+  // what the target speaks by default.
+  for (const step of script) if (step.afterMs <= 0) drift(step.target, step.revisions);
+  const timers = script
+    .filter((step) => step.afterMs > 0)
+    .map((step) => {
+      const timer = setTimeout(() => drift(step.target, step.revisions), step.afterMs);
+      timer.unref();
+      return timer;
+    });
 
   const snapshot = ({ definition, running }: Started): SimTarget => {
     const supports = running.supports();
