@@ -113,7 +113,11 @@ export function recordRun(db: Db, result: RunResult): Promise<RecordRunAnswer> {
         return { duplicate: false, runId, eraMove: null, stale: true };
       }
 
-      const negotiated = isRevision(run.negotiated) ? run.negotiated : null;
+      // What the test speaks now. A pinned test speaks its pin or fails: a failed pin's negotiated
+      // revision is the server's counter-offer (its assertion's actual), not a move — as on the
+      // agent, whose mcp_era_moves_total counts only newest-supported runs.
+      const failedPin = run.mode === 'pinned' && !PASSING.has(run.outcome);
+      const negotiated = isRevision(run.negotiated) && !failedPin ? run.negotiated : null;
       const current = isRevision(state.currentRevision) ? state.currentRevision : null;
       // The first revision a test speaks is where it starts, not a move.
       const eraMove: EraMove | null =

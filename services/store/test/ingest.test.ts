@@ -157,6 +157,24 @@ describe.each(BACKENDS)('results ingest on %s', (_name, make) => {
     expect(await stateOf(pin.id, 'eu-west')).toMatchObject({ failing: false, lastAssertion: null });
   });
 
+  it('never moves a pinned test: a counter-offer fails the pin, it is no era move', async () => {
+    const { tests } = await serverWithTests(store.db, ['2025-03-26']);
+    const pin = tests[0]!;
+    const pinned = (parts: Parameters<typeof handshakeRun>[0]) =>
+      handshakeRun({ mode: 'pinned', requested: '2025-03-26', negotiated: '2025-03-26', ...parts });
+    await recordRun(store.db, resultOf(pin, 'eu-west', minute(1), pinned({})));
+    // A sessions server that dropped 2025-03-26 answers initialize with 2025-11-25, as the probe records it.
+    const message = 'Server no longer speaks protocol 2025-03-26';
+    const assertion = { name: 'mcp.protocol.revision' as const, expected: '2025-03-26', actual: '2025-11-25', message };
+    const counterOffer = pinned({ outcome: 'unsupported_version', negotiated: '2025-11-25', message, assertion });
+    expect(await recordRun(store.db, resultOf(pin, 'eu-west', minute(2), counterOffer))).toMatchObject({
+      eraMove: null,
+    });
+    expect(await stateOf(pin.id, 'eu-west')).toMatchObject({ currentRevision: '2025-03-26', failing: true });
+    expect(await recordRun(store.db, resultOf(pin, 'eu-west', minute(3), pinned({})))).toMatchObject({ eraMove: null });
+    expect(await movesOfTest(pin.id)).toEqual([]);
+  });
+
   it('keeps a result from an older slot as a run without moving the state back', async () => {
     const { tests } = await serverWithTests(store.db);
     const test = tests[0]!;
