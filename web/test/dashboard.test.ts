@@ -1,11 +1,19 @@
 // The dashboard end to end: a real monitor (Postgres, NATS, control, two regional agents, SDK
 // servers from fleet-sim), the built Next app as its own process, and Debian's Chromium.
 import { SIM_BEARER_TOKEN, type Sim, startSim } from '@mcp-fleet/fleet-sim';
-import { createServer, type FleetSummary, getServer, openStore, type ServerOverview } from '@mcp-fleet/store';
+import {
+  createServer,
+  type FleetSummary,
+  getServer,
+  openStore,
+  recordRun,
+  type ServerOverview,
+} from '@mcp-fleet/store';
 import { createTestDatabase, waitFor } from '@mcp-fleet/testkit';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Monitor, startMonitor } from '../../services/control/test/support';
+import { handshakeRun, resultOf, serverWithTests } from '../../services/store/test/fixtures';
 import { launchBrowser } from '../tools/browser';
 import { type DashboardProcess, startDashboardProcess } from '../tools/next-process';
 
@@ -343,6 +351,23 @@ describe('dashboard without data, a database or control', () => {
       await page.getByText('No servers yet.').waitFor();
       await page.goto(`${bare.url}/era-moves`);
       await page.getByText('No era moves match').waitFor();
+
+      // A test whose runs found no revision has run: only one that never ran is "not run yet".
+      const seeded = await openStore({ databaseUrl: empty.url });
+      const silent = await serverWithTests(seeded.db, ['newest'], { name: 'never-answers' });
+      const fresh = await serverWithTests(seeded.db, ['newest'], { name: 'brand-new' });
+      const timedOut = handshakeRun({ negotiated: null, outcome: 'timeout', message: 'The probe timed out.' });
+      await recordRun(seeded.db, resultOf(silent.tests[0]!, 'eu-west', new Date(), timedOut));
+      await seeded.close();
+      await page.goto(`${bare.url}/servers/${silent.server.id}`);
+      await page.getByText('Protocol: Newest supported (no revision found yet)').waitFor();
+      await page.goto(`${bare.url}/servers/${fresh.server.id}`);
+      await page.getByText('Protocol: Newest supported (not run yet)').waitFor();
+      await page.goto(`${bare.url}/servers?q=never-answers`);
+      const row = page.locator('tbody tr', { hasText: 'never-answers' });
+      await expect.poll(() => row.locator('td').allTextContents()).toContain('—');
+      expect(await row.textContent()).toContain('timeout');
+      expect(await row.textContent()).not.toContain('not run yet');
       // The editor needs control (regions, detection): without it the page says it could not load.
       await page.goto(`${bare.url}/servers/new`);
       await page.getByRole('heading', { name: 'This page could not be loaded' }).waitFor();
