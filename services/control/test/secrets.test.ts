@@ -367,6 +367,9 @@ describe('planted credentials', () => {
         name: 'via-api',
         url: mirror.url('/mcp'),
         headers: { Authorization: `Bearer ${API_CREATED}`, 'X-Api-Key': API_CREATED },
+        // The fleet's pace, not the API's 60 s default: its first slot could otherwise fall past the wait below.
+        interval: '2s',
+        timeout: '1500ms',
         tests: [{ revision: 'newest' }, { revision: '2026-07-28' }],
       },
     });
