@@ -1,3 +1,4 @@
+export { BOUNDS, CUT_MARK, cut } from './bounds';
 export { CLIENT_INFO } from './client-info';
 export { DEFAULT_TIMEOUT_MS, ProbeContext, type ProbeOptions } from './context';
 export {
