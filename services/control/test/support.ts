@@ -31,7 +31,14 @@ export interface Monitor {
 
 export const REGIONS = ['eu-west', 'us-east'];
 
-export function fleetYaml(sim: Sim, servers: { name: string; tests?: string[] }[], interval = '2s'): string {
+/** A sim target the monitor watches: its tests (default newest) and, optionally, a detection interval. */
+export interface WatchedServer {
+  name: string;
+  tests?: string[];
+  detection?: string;
+}
+
+export function fleetYaml(sim: Sim, servers: WatchedServer[], interval = '2s'): string {
   const lines = [
     `regions: [${REGIONS.join(', ')}]`,
     `defaults: { interval: ${interval}, timeout: 1500ms }`,
@@ -40,6 +47,7 @@ export function fleetYaml(sim: Sim, servers: { name: string; tests?: string[] }[
   for (const s of servers) {
     lines.push(`  - name: ${s.name}`, `    url: ${sim.target(s.name).url}`, '    tests:');
     for (const t of s.tests ?? ['newest']) lines.push(`      - revision: ${t === 'newest' ? t : `"${t}"`}`);
+    if (s.detection) lines.push(`    detection: { interval: ${s.detection} }`);
   }
   lines.push('policy: { allow: ["127.0.0.0/8"] }');
   return `${lines.join('\n')}\n`;
@@ -47,7 +55,7 @@ export function fleetYaml(sim: Sim, servers: { name: string; tests?: string[] }[
 
 export async function startMonitor(
   flavour: Flavour,
-  servers: { name: string; tests?: string[] }[],
+  servers: WatchedServer[],
   opts: { interval?: string; ackWaitMs?: number; agents?: boolean } = {},
 ): Promise<Monitor> {
   const namespace = `t${randomBytes(5).toString('hex')}`;
