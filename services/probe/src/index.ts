@@ -9,6 +9,7 @@ export {
   detect,
   type RevisionDetection,
 } from './detect';
+export { DNS_LIMITS, type DnsLimits, DnsLookups, type Resolver, systemDns } from './dns';
 export type { Evidence } from './evidence';
 export { defaultDispatcher, type Exchange, type ReachabilityFailure } from './exchange';
 export {
