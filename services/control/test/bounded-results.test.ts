@@ -15,9 +15,12 @@ describe('a 250 KB JSON-RPC error message, end to end on Postgres + NATS', () =>
   let m: Monitor;
   let db: pg.Client;
   beforeAll(async () => {
-    m = await startMonitor('postgres+nats', [
-      { name: 'hostile-huge-error', tests: ['newest', '2025-11-25'], detection: '2s' },
-    ]);
+    // A generous timeout: a newest run reads five 250 KB answers, on a machine other tests load too.
+    m = await startMonitor(
+      'postgres+nats',
+      [{ name: 'hostile-huge-error', tests: ['newest', '2025-11-25'], detection: '5s' }],
+      { interval: '5s', timeout: '5s' },
+    );
     db = new pg.Client({ connectionString: m.databaseUrl });
     await db.connect();
   });

@@ -38,10 +38,10 @@ export interface WatchedServer {
   detection?: string;
 }
 
-export function fleetYaml(sim: Sim, servers: WatchedServer[], interval = '2s'): string {
+export function fleetYaml(sim: Sim, servers: WatchedServer[], interval = '2s', timeout = '1500ms'): string {
   const lines = [
     `regions: [${REGIONS.join(', ')}]`,
-    `defaults: { interval: ${interval}, timeout: 1500ms }`,
+    `defaults: { interval: ${interval}, timeout: ${timeout} }`,
     'servers:',
   ];
   for (const s of servers) {
@@ -56,7 +56,7 @@ export function fleetYaml(sim: Sim, servers: WatchedServer[], interval = '2s'): 
 export async function startMonitor(
   flavour: Flavour,
   servers: WatchedServer[],
-  opts: { interval?: string; ackWaitMs?: number; agents?: boolean } = {},
+  opts: { interval?: string; timeout?: string; ackWaitMs?: number; agents?: boolean } = {},
 ): Promise<Monitor> {
   const namespace = `t${randomBytes(5).toString('hex')}`;
   let db: TestDatabase | undefined;
@@ -74,7 +74,7 @@ export async function startMonitor(
   }
   await store.migrate();
   const sim = await startSim({ only: [...new Set([...servers.map((s) => s.name), 'silent'])] });
-  const fleet = parseFleet(fleetYaml(sim, servers, opts.interval), 'test fleet');
+  const fleet = parseFleet(fleetYaml(sim, servers, opts.interval, opts.timeout), 'test fleet');
   const start = () => startControl({ store, bus, log, fleet, port: 0, tickMs: 50 });
   let control = await start();
   const agents =

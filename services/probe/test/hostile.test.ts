@@ -330,7 +330,13 @@ const CASES: Case[] = [
       '2025-11-25': {
         outcome: 'protocol_error',
         message: HUGE_ERROR_CUT('initialize'),
-        evidence: { status: 400, contentType: JSON_TYPE, jsonRpcErrorCode: HUGE_ERROR_CODE, bodyPreview: /…$/ },
+        // Its 16 KB Content-Type is cut to BOUNDS.header too.
+        evidence: {
+          status: 400,
+          contentType: /^application\/json; charset=utf-8; profile="p+…$/,
+          jsonRpcErrorCode: HUGE_ERROR_CODE,
+          bodyPreview: /…$/,
+        },
       },
       // An era signal (a 400 that is not an era error), then the lookup finds HTTP+SSE: the pin fails.
       '2026-07-28': {
@@ -353,11 +359,15 @@ function unstorable(value: unknown, path = '$'): string[] {
   return [];
 }
 
-/** Strings longer than the longest bound (a message's), and any bodyPreview or jsonRpcErrorMessage over its own. */
+/** Strings longer than the longest bound (a message's), and previews and header values over their own. */
 function overBounds(value: unknown, path = '$'): string[] {
   if (typeof value === 'string') {
-    const preview = /\.(bodyPreview|jsonRpcErrorMessage)$/.test(path);
-    return value.length > (preview ? BOUNDS.preview : BOUNDS.message) ? [`${path} (${value.length})`] : [];
+    const bound = /\.(bodyPreview|jsonRpcErrorMessage)$/.test(path)
+      ? BOUNDS.preview
+      : /\.(contentType|retryAfterHeader)$/.test(path)
+        ? BOUNDS.header
+        : BOUNDS.message;
+    return value.length > bound ? [`${path} (${value.length})`] : [];
   }
   if (Array.isArray(value)) return value.flatMap((v, i) => overBounds(v, `${path}[${i}]`));
   if (value && typeof value === 'object')

@@ -450,6 +450,9 @@ const HUGE_ERROR_MESSAGE =
     HUGE_ERROR_MESSAGE_CHARS,
   );
 
+/** Header values are the server's to choose too: a JSON content type with 16 KB of parameter. */
+export const HUGE_CONTENT_TYPE = `application/json; charset=utf-8; profile="${'p'.repeat(16 * 1024)}"`;
+
 function hugeError(id: number | string | null): string {
   return JSON.stringify({ jsonrpc: '2.0', id, error: { code: HUGE_ERROR_CODE, message: HUGE_ERROR_MESSAGE } });
 }
@@ -457,7 +460,7 @@ function hugeError(id: number | string | null): string {
 export const hostileHugeError: TargetDefinition = {
   name: 'hostile-huge-error',
   kind: 'odd',
-  description: `Every request answered with a JSON-RPC error whose message is ${HUGE_ERROR_MESSAGE_CHARS / 1000} KB: POST and DELETE → 400 with it; GET → an event stream whose endpoint's POSTs → 202, the error on the stream`,
+  description: `Every request answered with a JSON-RPC error whose message is ${HUGE_ERROR_MESSAGE_CHARS / 1000} KB: POST and DELETE → 400 with it (and a 16 KB Content-Type); GET → an event stream whose endpoint's POSTs → 202, the error on the stream`,
   start: (ctx) => {
     // The HTTP+SSE opening: each GET's stream, by the number its endpoint names.
     const streams = new Map<string, ServerResponse>();
@@ -480,7 +483,7 @@ export const hostileHugeError: TargetDefinition = {
           stream.write(`event: message\ndata: ${hugeError(idOf(body))}\n\n`);
         return;
       }
-      res.writeHead(400, { 'content-type': 'application/json' });
+      res.writeHead(400, { 'content-type': HUGE_CONTENT_TYPE });
       res.end(hugeError(req.method === 'POST' ? idOf(body) : null));
     });
   },
