@@ -13,9 +13,9 @@ import { agents, detections, runs } from './schema';
 export const DEFAULT_RUN_RETENTION_DAYS = 30;
 
 /**
- * How long an agent that stopped sending heartbeats stays listed. An agent's id is its host name and
- * pid unless MCP_FLEET_AGENT_ID names it, so every restart adds one: a week keeps a gone agent in
- * view long enough to notice and look into (a weekend, a holiday), and keeps restarts from piling up.
+ * How long an agent that stopped sending heartbeats stays listed. An agent's id is its host name,
+ * pid and region, so every restart adds one: a week keeps a gone agent in view long enough to
+ * notice and look into (a weekend, a holiday), and keeps restarts from piling up.
  */
 export const AGENT_RETENTION_DAYS = 7;
 
