@@ -3,13 +3,18 @@
 import { SIM_BEARER_TOKEN, type Sim, startSim } from '@mcp-fleet/fleet-sim';
 import {
   createServer,
+  createTest,
   type FleetSummary,
   getServer,
   openStore,
+  pruneHistory,
   recordRun,
+  retentionCutoffs,
+  runs,
   type ServerOverview,
 } from '@mcp-fleet/store';
 import { createTestDatabase, waitFor } from '@mcp-fleet/testkit';
+import { eq, sql } from 'drizzle-orm';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Monitor, startMonitor } from '../../services/control/test/support';
@@ -330,6 +335,47 @@ describe('dashboard', () => {
     const bad = await page.goto(`${web.url}/?range=forever`);
     expect(bad?.status()).toBe(200);
     expect(await page.locator('[data-testid=fig-era-moves] .label').textContent()).toContain('24h');
+  });
+
+  it('shows an era move whose run retention pruned, without a run link', async () => {
+    // Port 9 on loopback: should the scheduler get to its hourly slot, the probe is refused there.
+    const server = await createServer(m.store.db, {
+      name: 'kept-history',
+      url: 'http://127.0.0.1:9/pruned',
+      intervalMs: 3_600_000,
+      timeoutMs: 1_000,
+    });
+    const test = await createTest(m.store.db, { serverId: server.id, mode: 'newest', pinnedRevision: null });
+    const secondsAgo = (s: number) => new Date(Date.now() - s * 1000);
+    await recordRun(m.store.db, resultOf(test, 'eu-west', secondsAgo(30), handshakeRun({ negotiated: '2025-06-18' })));
+    const moved = await recordRun(
+      m.store.db,
+      resultOf(test, 'eu-west', secondsAgo(20), handshakeRun({ negotiated: '2025-11-25' })),
+    );
+    const runId = moved.duplicate ? null : moved.runId;
+    // Forty days on by control's clock, retention prunes the runs; the move stays.
+    await m.store.db
+      .update(runs)
+      .set({ receivedAt: sql`now() - interval '40 days'` })
+      .where(eq(runs.serverId, server.id));
+    expect((await pruneHistory(m.store.db, retentionCutoffs(30))).runs).toBeGreaterThanOrEqual(2);
+
+    const { body } = await m.api<{ moves: { serverName: string; runId: number | null }[] }>(
+      `/api/era-moves?server=${server.id}`,
+    );
+    expect(body.moves).toMatchObject([
+      { serverName: 'kept-history', fromRevision: '2025-06-18', toRevision: '2025-11-25', runId: null },
+    ]);
+    await page.goto(`${web.url}/era-moves`);
+    const row = page.locator('[data-testid=era-moves] tbody tr', { hasText: 'kept-history' });
+    await row.waitFor();
+    expect(await row.textContent()).toMatch(/now\s*2025-11-25\s*, was\s*2025-06-18/);
+    // The run cell says the run was pruned; the only link left is the server's.
+    expect(await row.locator('td').last().textContent()).toBe('pruned');
+    expect(await row.getByRole('link').allTextContents()).toEqual(['kept-history']);
+    // An old link to the pruned run still opens the server page.
+    await page.goto(`${web.url}/servers/${server.id}?run=${runId}#run-${runId}`);
+    await page.getByRole('heading', { name: 'kept-history' }).waitFor();
   });
 });
 

@@ -1,12 +1,13 @@
 // The job and result messages that travel between control and the regional agents. Typed and
 // validated at both ends: a message that fails validation is poison (terminated, counted, logged).
-import { OUTCOME_NAMES, REVISION_NAMES } from '@mcp-fleet/probe';
+import { BOUNDS, OUTCOME_NAMES, REVISION_NAMES, REVISIONS } from '@mcp-fleet/probe';
 import { z } from 'zod';
 
 const revision = z.enum(REVISION_NAMES as [string, ...string[]]);
 const outcome = z.enum(OUTCOME_NAMES as [string, ...string[]]);
 const region = z
   .string()
+  .max(63)
   .regex(
     /^[a-z0-9][a-z0-9-]{0,62}$/,
     'a region is lower-case letters, digits and dashes (it is part of a NATS subject)',
@@ -52,73 +53,92 @@ export const JobSchema = z.object({
 });
 export type Job = z.infer<typeof JobSchema>;
 
-const serverInfo = z.object({ name: z.string(), version: z.string(), title: z.string().optional() }).nullable();
+// A result's strings carry the probe's bounds (probe's bounds.ts): a result over them, from a
+// foreign publisher or a bug, is poison, and no valid result can outgrow NATS's 1 MiB max_payload
+// (the worst case is computed from these schemas in test/bounds.test.ts).
+const text = (max: number) => z.string().max(max);
+const id = z.string().min(1).max(200);
+const time = z.string().datetime().max(64);
+
+const serverInfo = z
+  .object({ name: text(BOUNDS.name), version: text(BOUNDS.version), title: text(BOUNDS.name).optional() })
+  .nullable();
 const evidence = z
   .object({
     status: z.number().int().nullable(),
-    contentType: z.string().nullable(),
-    bodyPreview: z.string().nullable(),
+    contentType: text(BOUNDS.header).nullable(),
+    bodyPreview: text(BOUNDS.preview).nullable(),
     jsonRpcErrorCode: z.number().nullable(),
-    jsonRpcErrorMessage: z.string().nullable(),
+    jsonRpcErrorMessage: text(BOUNDS.preview).nullable(),
     millis: z.number().nullable(),
-    reachabilityFailure: z.string().nullable(),
-    message: z.string(),
+    reachabilityFailure: text(BOUNDS.label).nullable(),
+    message: text(BOUNDS.message),
   })
   .nullable();
 
 export const HandshakeRunSchema = z.object({
   mode: z.enum(['newest', 'pinned']),
   requested: revision.nullable(),
-  negotiated: z.string().max(64).nullable(),
-  generation: z.string().nullable(),
+  negotiated: text(BOUNDS.revision).nullable(),
+  generation: text(BOUNDS.label).nullable(),
   era: z.enum(['legacy', 'modern']).nullable(),
   outcome,
-  message: z.string(),
+  message: text(BOUNDS.message),
   previousRevision: revision.nullable(),
   requests: z.number().int().nonnegative(),
   millis: z.number().nonnegative(),
   serverInfo,
-  assertion: z.object({ name: z.string(), expected: z.string(), actual: z.string(), message: z.string() }).nullable(),
+  assertion: z
+    .object({
+      name: text(BOUNDS.label),
+      expected: text(BOUNDS.revision),
+      actual: text(BOUNDS.revision),
+      message: text(BOUNDS.message),
+    })
+    .nullable(),
   lookup: z.object({ performed: z.boolean(), found: revision.nullable(), requests: z.number().int() }),
   evidence,
 });
 
 export const DetectionSchema = z.object({
   outcome: z.enum(['DETECTED', 'NONE', 'RATE_LIMITED']),
-  retryAfterHeader: z.string().nullable(),
+  retryAfterHeader: text(BOUNDS.header).nullable(),
   newestSupported: revision.nullable(),
   serverInfo,
   requests: z.number().int().nonnegative(),
   millis: z.number().nonnegative(),
-  revisions: z.array(
-    z.object({
-      revision,
-      generation: z.string(),
-      supported: z.boolean(),
-      note: z.string(),
-      sentence: z.string(),
-      serverInfo: serverInfo.optional(),
-      evidence: evidence.optional(),
-    }),
-  ),
+  revisions: z
+    .array(
+      z.object({
+        revision,
+        generation: text(BOUNDS.label),
+        supported: z.boolean(),
+        note: text(BOUNDS.label),
+        sentence: text(BOUNDS.message),
+        serverInfo: serverInfo.optional(),
+        evidence: evidence.optional(),
+      }),
+    )
+    .max(REVISIONS.length),
 });
 
 export const ResultSchema = z
   .object({
-    jobId: z.string().min(1).max(200),
+    jobId: id,
     kind: z.enum(['handshake', 'detection']),
     region,
     /** The agent that ran the job (hostname/pid or MCP_FLEET_AGENT_ID). */
-    agent: z.string().min(1).max(200),
-    serverId: z.string().min(1),
-    testId: z.string().min(1).nullable(),
+    agent: id,
+    serverId: id,
+    testId: id.nullable(),
     slot: z.number().int().nonnegative(),
-    scheduledAt: z.string().datetime(),
-    startedAt: z.string().datetime(),
-    finishedAt: z.string().datetime(),
+    scheduledAt: time,
+    startedAt: time,
+    finishedAt: time,
     /** The OTel trace of the probe, when tracing is on. */
     traceId: z
       .string()
+      .length(32)
       .regex(/^[0-9a-f]{32}$/)
       .nullable(),
     run: HandshakeRunSchema.nullable(),

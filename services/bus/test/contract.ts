@@ -383,6 +383,34 @@ export function busContract(name: string, harness: Harness) {
       expect(bus.stats()).toMatchObject({ resultsPublished: 1, resultsDeduplicated: 1 });
     });
 
+    it('terminates a result over the bounds from a foreign publisher as poison; the next result still flows', async () => {
+      const { bus, lines } = await open();
+      const region = freshRegion();
+      await bus.ensure([region]);
+      const seen: string[] = [];
+      const sub = bus.consumeResults(
+        async (d) => {
+          seen.push(d.value.jobId);
+          await d.ack();
+        },
+        { concurrency: 1 },
+      );
+      // 250 KB of message: a probe cuts it to BOUNDS.message (2048), a foreign publisher need not.
+      const oversized = result(region);
+      oversized.run = { ...oversized.run!, message: 'x'.repeat(250_000) };
+      await harness.raw(bus, harness.subjects.results(region), JSON.stringify(oversized));
+      await expect(bus.publishResult(oversized)).rejects.toThrow('invalid result: run.message');
+      const good = result(region);
+      await bus.publishResult(good);
+      await waitFor(() => seen.length === 1);
+      await sleep(500);
+      await sub.stop();
+      expect(seen).toEqual([good.jobId]);
+      expect(bus.stats().poison).toBe(1);
+      const poison = lines().filter((l) => l.msg === 'poison message terminated');
+      expect(poison.map((l) => l.error)).toEqual([expect.stringMatching(/^run\.message: Too big/)]);
+    });
+
     it('never drops a result after max deliveries: it waits out a database outage of any length', async () => {
       const { bus } = await open({ maxDeliver: 2 });
       const region = freshRegion();

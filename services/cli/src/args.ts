@@ -67,7 +67,7 @@ export function revisionChoice(value: string | undefined, fallback?: RevisionCho
   return value === 'newest' ? 'newest' : (revision(value, '--revision') as Revision);
 }
 
-/** MCP_FLEET_RUN_RETENTION_DAYS: how long raw runs are kept (era moves and test states stay). */
+/** MCP_FLEET_RUN_RETENTION_DAYS: how long raw runs and detections are kept (era moves and test states stay). */
 export function retentionDays(env: Record<string, string | undefined> = process.env): number {
   return positiveInt(env.MCP_FLEET_RUN_RETENTION_DAYS, 'MCP_FLEET_RUN_RETENTION_DAYS', 30, 3650);
 }

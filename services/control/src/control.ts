@@ -1,5 +1,5 @@
 // The control plane on one process: applies the fleet, schedules jobs, ingests results, records
-// agents' heartbeats, prunes old runs, and serves the API and /metrics.
+// agents' heartbeats, prunes old runs, detections and silent agents, and serves the API and /metrics.
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Bus, Logger, Subscription } from '@mcp-fleet/bus';
@@ -9,9 +9,10 @@ import {
   DEFAULT_RUN_RETENTION_DAYS,
   listActiveTests,
   listAgents,
-  pruneRuns,
+  pruneHistory,
   recordDetection,
   recordRun,
+  retentionCutoffs,
   type Store,
   sealStoredCredentials,
   serversOverview,
@@ -213,11 +214,16 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
     }).catch((err) => log.warn({ err: (err as Error).message }, 'could not record a heartbeat'));
   });
 
+  // Runs and detections by when control received them, agents by when control last heard them (store's retention.ts).
   const retentionDays = opts.retentionDays ?? DEFAULT_RUN_RETENTION_DAYS;
   const prune = () =>
-    pruneRuns(db, { olderThan: new Date(Date.now() - retentionDays * 86_400_000) })
-      .then((n) => n > 0 && log.info({ deleted: n, retentionDays }, 'pruned old runs'))
-      .catch((err) => log.warn({ err: (err as Error).message }, 'could not prune runs'));
+    pruneHistory(db, retentionCutoffs(retentionDays))
+      .then(
+        (pruned) =>
+          (pruned.runs > 0 || pruned.detections > 0 || pruned.agents > 0) &&
+          log.info({ ...pruned, retentionDays }, 'pruned old runs, detections and silent agents'),
+      )
+      .catch((err) => log.warn({ err: (err as Error).message }, 'could not prune old history'));
   const timers = [setInterval(rescheduleSoon, RESCHEDULE_EVERY_MS), setInterval(prune, PRUNE_EVERY_MS)];
   for (const t of timers) t.unref();
   void prune();

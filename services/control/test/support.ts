@@ -31,15 +31,23 @@ export interface Monitor {
 
 export const REGIONS = ['eu-west', 'us-east'];
 
-export function fleetYaml(sim: Sim, servers: { name: string; tests?: string[] }[], interval = '2s'): string {
+/** A sim target the monitor watches: its tests (default newest) and, optionally, a detection interval. */
+export interface WatchedServer {
+  name: string;
+  tests?: string[];
+  detection?: string;
+}
+
+export function fleetYaml(sim: Sim, servers: WatchedServer[], interval = '2s', timeout = '1500ms'): string {
   const lines = [
     `regions: [${REGIONS.join(', ')}]`,
-    `defaults: { interval: ${interval}, timeout: 1500ms }`,
+    `defaults: { interval: ${interval}, timeout: ${timeout} }`,
     'servers:',
   ];
   for (const s of servers) {
     lines.push(`  - name: ${s.name}`, `    url: ${sim.target(s.name).url}`, '    tests:');
     for (const t of s.tests ?? ['newest']) lines.push(`      - revision: ${t === 'newest' ? t : `"${t}"`}`);
+    if (s.detection) lines.push(`    detection: { interval: ${s.detection} }`);
   }
   lines.push('policy: { allow: ["127.0.0.0/8"] }');
   return `${lines.join('\n')}\n`;
@@ -47,8 +55,8 @@ export function fleetYaml(sim: Sim, servers: { name: string; tests?: string[] }[
 
 export async function startMonitor(
   flavour: Flavour,
-  servers: { name: string; tests?: string[] }[],
-  opts: { interval?: string; ackWaitMs?: number; agents?: boolean } = {},
+  servers: WatchedServer[],
+  opts: { interval?: string; timeout?: string; ackWaitMs?: number; agents?: boolean } = {},
 ): Promise<Monitor> {
   const namespace = `t${randomBytes(5).toString('hex')}`;
   let db: TestDatabase | undefined;
@@ -66,7 +74,7 @@ export async function startMonitor(
   }
   await store.migrate();
   const sim = await startSim({ only: [...new Set([...servers.map((s) => s.name), 'silent'])] });
-  const fleet = parseFleet(fleetYaml(sim, servers, opts.interval), 'test fleet');
+  const fleet = parseFleet(fleetYaml(sim, servers, opts.interval, opts.timeout), 'test fleet');
   const start = () => startControl({ store, bus, log, fleet, port: 0, tickMs: 50 });
   let control = await start();
   const agents =

@@ -1,6 +1,7 @@
 // A detection (seed 001): which of the five revisions does this server accept? Each revision is
 // probed on its own, never stopping at the first answer, in at most eight requests and 20 s.
 // A detection is not a run: it changes no test.
+import { boundDetection, excerpt } from './bounds';
 import { DEFAULT_TIMEOUT_MS, ProbeContext, type ProbeOptions } from './context';
 import { type Evidence, evidenceOf, storable } from './evidence';
 import type { Opening, ServerInfo } from './opening';
@@ -55,15 +56,18 @@ export async function detect(url: string | URL, opts: ProbeOptions = {}): Promis
   const newest = [...revisions].reverse().find((r) => r.supported);
   const limited = ctx.exchanges.find((e) => e.status === 429);
   const outcome: DetectionOutcome = limited ? 'RATE_LIMITED' : newest ? 'DETECTED' : 'NONE';
-  return storable({
-    outcome,
-    retryAfterHeader: limited?.headers.retryAfter ? redact(limited.headers.retryAfter, ctx.secrets) : null,
-    newestSupported: newest?.revision ?? null,
-    serverInfo: newest?.serverInfo ?? null,
-    requests: ctx.requests,
-    millis: ctx.millis(),
-    revisions,
-  });
+  // Redacted, then cut to the bounds (bounds.ts), then made storable.
+  return storable(
+    boundDetection({
+      outcome,
+      retryAfterHeader: limited?.headers.retryAfter ? redact(limited.headers.retryAfter, ctx.secrets) : null,
+      newestSupported: newest?.revision ?? null,
+      serverInfo: newest?.serverInfo ?? null,
+      requests: ctx.requests,
+      millis: ctx.millis(),
+      revisions,
+    }),
+  );
 }
 
 function describe(o: Opening, secrets: readonly string[]): RevisionDetection {
@@ -81,10 +85,10 @@ function describe(o: Opening, secrets: readonly string[]): RevisionDetection {
     return entry;
   }
   const message = o.ok
-    ? `The server answered with protocol ${String(o.answered).slice(0, 40)} instead.`
+    ? `The server answered with protocol ${excerpt(String(o.answered), secrets, 40)} instead.`
     : (o.failure?.message ?? 'The opening failed.');
   const evidence = evidenceOf(o.decisive, message, secrets);
-  const sentence = redact(`${head}: not supported (${why(o, evidence)}).`, secrets);
+  const sentence = redact(`${head}: not supported (${why(o, evidence, secrets)}).`, secrets);
   return { ...base, supported: false, sentence, evidence };
 }
 
@@ -95,8 +99,8 @@ function noteSentence(note: string): string {
 }
 
 /** The parenthesis of a "not supported" sentence: the reply's status and type, or what happened instead. */
-function why(o: Opening, e: Evidence): string {
-  if (o.ok) return `the server answered with ${String(o.answered).slice(0, 40)}`;
+function why(o: Opening, e: Evidence, secrets: readonly string[]): string {
+  if (o.ok) return `the server answered with ${excerpt(String(o.answered), secrets, 40)}`;
   if (e.reachabilityFailure === 'timeout') return `no answer within ${e.millis ?? 0} ms`;
   if (e.reachabilityFailure) return e.reachabilityFailure.replace(/_/g, ' ');
   if (

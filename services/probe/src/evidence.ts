@@ -1,7 +1,7 @@
 // What a reply looked like when a revision was not supported: enough to act on, never a credential.
+import { BOUNDS, excerpt } from './bounds';
 import type { Exchange, ReachabilityFailure } from './exchange';
 import { errorOf } from './jsonrpc';
-import { redact } from './redact';
 
 export interface Evidence {
   status: number | null;
@@ -14,21 +14,19 @@ export interface Evidence {
   message: string;
 }
 
-export const BODY_PREVIEW_CHARS = 200;
-
+/** Every string redacted, then cut to its bound (bounds.ts): a credential straddling a cut would otherwise leave its first part behind. */
 export function evidenceOf(ex: Exchange | undefined, message: string, secrets: readonly string[]): Evidence {
   const err = errorOf(ex?.response);
-  // Redacted before it is cut: a credential straddling the cut would otherwise leave its first part behind.
-  const preview = ex?.text ? printable(redact(ex.text, secrets).slice(0, BODY_PREVIEW_CHARS)) : null;
   return {
     status: ex?.status ?? null,
-    contentType: ex?.contentType ?? null,
-    bodyPreview: preview,
+    // A header the server chose: it may carry the credential it was sent.
+    contentType: ex?.contentType ? excerpt(ex.contentType, secrets, BOUNDS.header) : null,
+    bodyPreview: ex?.text ? printable(excerpt(ex.text, secrets, BOUNDS.preview)) : null,
     jsonRpcErrorCode: err?.code ?? null,
-    jsonRpcErrorMessage: err ? redact(err.message, secrets).slice(0, BODY_PREVIEW_CHARS) : null,
+    jsonRpcErrorMessage: err ? excerpt(err.message, secrets, BOUNDS.preview) : null,
     millis: ex ? ex.millis : null,
     reachabilityFailure: ex?.failure ?? null,
-    message: redact(message, secrets),
+    message: excerpt(message, secrets, BOUNDS.message),
   };
 }
 

@@ -1,6 +1,7 @@
 // One HTTP request of a probe and what came back, bounded in time and size. Every request a
 // probe sends goes through `send`, so every one is timed, capped, counted and recorded.
 import { Agent, type Dispatcher, request } from 'undici';
+import { DNS_TIMEOUT_CODE, systemDns } from './dns';
 import { type JsonRpcMessage, parseJsonRpc } from './jsonrpc';
 import { SseReader } from './sse';
 
@@ -55,11 +56,11 @@ export interface SendRequest {
 
 export const MAX_BODY_BYTES = 256 * 1024;
 
-/** Keep-alive connections, no redirects followed, tight header limits. */
+/** Keep-alive connections, no redirects followed, tight header limits, bounded DNS lookups (dns.ts). */
 export const defaultDispatcher: Dispatcher = new Agent({
   keepAliveTimeout: 4_000,
   keepAliveMaxTimeout: 10_000,
-  connect: { timeout: 10_000 },
+  connect: { timeout: 10_000, lookup: systemDns.lookup },
   maxHeaderSize: 64 * 1024,
 });
 
@@ -244,6 +245,8 @@ export function classifyError(err: unknown): [ReachabilityFailure, string] {
   if (code === 'ECONNREFUSED') return ['connection_refused', 'the connection was refused'];
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NODATA')
     return ['dns', `the host name could not be resolved (${code})`];
+  // "DNS lookup for <name> did not answer within <n> ms" (dns.ts).
+  if (code === DNS_TIMEOUT_CODE) return ['dns', detail];
   if (TLS_CODES.has(code) || code.startsWith('ERR_TLS') || code.startsWith('ERR_SSL'))
     return ['tls', `the TLS handshake failed (${code}: ${detail})`];
   if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE')

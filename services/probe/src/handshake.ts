@@ -2,6 +2,7 @@
 // A newest-supported run adopts what the server answers with (a downgrade when older) and looks
 // the revision up again only on an era signal; a pinned run fails `mcp.protocol.revision` when the
 // server no longer speaks its revision. A run keeps at most one lookup; its timeout covers it.
+import { boundRun, excerpt } from './bounds';
 import { DEFAULT_TIMEOUT_MS, ProbeContext, type ProbeOptions } from './context';
 import { type Evidence, evidenceOf, storable } from './evidence';
 import type { Exchange } from './exchange';
@@ -94,7 +95,7 @@ export async function handshake(url: string | URL, opts: HandshakeOptions): Prom
     return run.fail(
       {
         outcome: 'unsupported_version',
-        message: `the server answered with protocol ${negotiated.slice(0, 40)}, which mcp-fleet does not know`,
+        message: `the server answered with protocol ${excerpt(negotiated, ctx.secrets, 40)}, which mcp-fleet does not know`,
       },
       opening.decisive,
     );
@@ -134,7 +135,7 @@ class RunBuilder {
       message,
       negotiated: opening.ok ? (opening.answered ?? null) : null,
       serverInfo: opening.ok ? (opening.serverInfo ?? null) : null,
-      assertion: { name: 'mcp.protocol.revision', expected: pinned, actual: actual.slice(0, 64), message },
+      assertion: { name: 'mcp.protocol.revision', expected: pinned, actual, message },
       evidence: evidenceOf(
         opening.decisive,
         opening.failure?.message ?? `the server answered with protocol ${actual}`,
@@ -172,26 +173,29 @@ class RunBuilder {
     const about = isRevision(negotiated) ? negotiated : this.requested;
     const info = about ? revisionInfo(about) : undefined;
     const secrets = this.ctx.secrets;
-    return storable({
-      mode: this.mode,
-      requested: this.requested ?? null,
-      // What the server answered is the server's to choose: it may answer with the credential it was sent.
-      negotiated: negotiated === null ? null : redact(negotiated, secrets).slice(0, 64),
-      generation: info?.generation ?? null,
-      era: info?.era ?? null,
-      outcome: parts.outcome,
-      message: redact(parts.message, this.ctx.secrets),
-      previousRevision: parts.previousRevision ?? null,
-      requests: this.ctx.requests,
-      millis: this.ctx.millis(),
-      serverInfo: redactStrings(parts.serverInfo ?? null, secrets),
-      assertion: redactStrings(parts.assertion ?? null, secrets),
-      lookup: {
-        performed: this.lookup !== undefined,
-        found: this.lookup?.found ?? null,
-        requests: this.lookup?.requests ?? 0,
-      },
-      evidence: parts.evidence ?? null,
-    });
+    // Redacted whole, then cut to the bounds (bounds.ts), then made storable.
+    return storable(
+      boundRun({
+        mode: this.mode,
+        requested: this.requested ?? null,
+        // What the server answered is the server's to choose: it may answer with the credential it was sent.
+        negotiated: negotiated === null ? null : redact(negotiated, secrets),
+        generation: info?.generation ?? null,
+        era: info?.era ?? null,
+        outcome: parts.outcome,
+        message: redact(parts.message, this.ctx.secrets),
+        previousRevision: parts.previousRevision ?? null,
+        requests: this.ctx.requests,
+        millis: this.ctx.millis(),
+        serverInfo: redactStrings(parts.serverInfo ?? null, secrets),
+        assertion: redactStrings(parts.assertion ?? null, secrets),
+        lookup: {
+          performed: this.lookup !== undefined,
+          found: this.lookup?.found ?? null,
+          requests: this.lookup?.requests ?? 0,
+        },
+        evidence: parts.evidence ?? null,
+      }),
+    );
   }
 }

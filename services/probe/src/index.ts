@@ -1,3 +1,4 @@
+export { BOUNDS, CUT_MARK, cut } from './bounds';
 export { CLIENT_INFO } from './client-info';
 export { DEFAULT_TIMEOUT_MS, ProbeContext, type ProbeOptions } from './context';
 export {
@@ -8,6 +9,7 @@ export {
   detect,
   type RevisionDetection,
 } from './detect';
+export { DNS_LIMITS, type DnsLimits, DnsLookups, type Resolver, systemDns } from './dns';
 export type { Evidence } from './evidence';
 export { defaultDispatcher, type Exchange, type ReachabilityFailure } from './exchange';
 export {

@@ -115,15 +115,15 @@ export function judge(ex: Exchange, what: string): { outcome: Outcome; message: 
   return { outcome: 'not_mcp', message: `${what}: the answer is not JSON-RPC (${http})` };
 }
 
-/** Read serverInfo tolerantly: unknown fields are fine, a missing name is not info. */
+/**
+ * Read serverInfo tolerantly: unknown fields are fine, a missing name is not info. Kept whole (the
+ * body it came in is bounded): it is cut to its bounds only after redaction, when the result is made.
+ */
 export function serverInfoOf(value: unknown): ServerInfo | undefined {
   if (!value || typeof value !== 'object') return undefined;
   const v = value as Record<string, unknown>;
   if (typeof v.name !== 'string') return undefined;
-  const info: ServerInfo = {
-    name: v.name.slice(0, 200),
-    version: typeof v.version === 'string' ? v.version.slice(0, 100) : '',
-  };
-  if (typeof v.title === 'string') info.title = v.title.slice(0, 200);
+  const info: ServerInfo = { name: v.name, version: typeof v.version === 'string' ? v.version : '' };
+  if (typeof v.title === 'string') info.title = v.title;
   return info;
 }

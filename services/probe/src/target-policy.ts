@@ -5,9 +5,10 @@
 // address literals when a fleet is applied or a server saved; the dispatcher below checks every
 // address a probe is about to dial, after DNS, so neither a fleet entry nor a DNS answer can point
 // probes at the agent's own network. node:net's BlockList does the CIDR matching.
-import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import type { LookupAddress, LookupOptions } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
+import { type DnsLookups, systemDns } from './dns';
 
 /** Not the public internet: refused unless allowed. */
 const SPECIAL: readonly string[] = [
@@ -173,10 +174,13 @@ export class PolicyRefusal extends Error {
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
-/** A dispatcher that refuses what the policy refuses; keep-alive and limits as the probe's default dispatcher. */
-export function guardedDispatcher(policy: TargetPolicy): Dispatcher {
+/**
+ * A dispatcher that refuses what the policy refuses; keep-alive and limits as the probe's default
+ * dispatcher, names looked up through `dns` (the process's bounded lookups: dns.ts).
+ */
+export function guardedDispatcher(policy: TargetPolicy, dns: DnsLookups = systemDns): Dispatcher {
   const lookup = (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
-    dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
+    dns.resolveAll(hostname, options, (err, addresses) => {
       if (err) return callback(err, []);
       const refused = addresses.map((a) => policy.refuses(a.address)).find((r) => r !== undefined);
       if (refused) return callback(new PolicyRefusal(`${hostname} resolves to ${refused}`), []);

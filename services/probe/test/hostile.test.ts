@@ -9,6 +9,7 @@ import { connect as tlsConnect } from 'node:tls';
 import {
   EMOJI_AT_PREVIEW_EDGE,
   HOSTILE_TARGET_NAMES,
+  HUGE_ERROR_CODE,
   REDIRECT_DENIED_HOST,
   simCaCertificate,
   startSim,
@@ -16,6 +17,7 @@ import {
 import { Agent, type Dispatcher } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  BOUNDS,
   type Detection,
   detect,
   type Evidence,
@@ -101,6 +103,11 @@ const JSON_TYPE = /^application\/json/;
 const SSE_TYPE = /^text\/event-stream/;
 const TOO_LARGE = /the answer is larger than a probe reads, so it was cut off unread/;
 const NOT_IDENTIFIED = /^the target did not identify itself as an MCP server/;
+/** hostile-huge-error's message, as a probe reports it: the beginning, cut to BOUNDS.message with the mark. */
+const HUGE_ERROR_CUT = (what: string) =>
+  new RegExp(
+    `^${what.replace('/', '\\/')}: JSON-RPC error -32600 Invalid Request: the server says far too much .{${BOUNDS.message - 90},}…$`,
+  );
 
 /** The policy of the redirect-denied case: loopback allowed, the redirect's address denied. */
 const denyPolicy = new TargetPolicy({ allow: ['127.0.0.0/8'], deny: [`${REDIRECT_DENIED_HOST}/32`] });
@@ -309,6 +316,37 @@ const CASES: Case[] = [
     name: 'hostile-tls-wrong-name',
     ...unreachableEverywhere('tls', /the TLS handshake failed \(UNABLE_TO_VERIFY_LEAF_SIGNATURE/),
   },
+  // A 250 KB JSON-RPC error message to every request (on the stream for HTTP+SSE): reported, cut to its bounds.
+  {
+    name: 'hostile-huge-error',
+    // The lookup finds the HTTP+SSE endpoint; its initialize is answered with the error on the stream.
+    newest: {
+      outcome: 'protocol_error',
+      message: HUGE_ERROR_CUT('initialize'),
+      evidence: { status: 202, jsonRpcErrorCode: HUGE_ERROR_CODE, message: HUGE_ERROR_CUT('initialize') },
+    },
+    pinned: {
+      '2024-11-05': { outcome: 'protocol_error', message: HUGE_ERROR_CUT('initialize'), evidence: { status: 202 } },
+      '2025-11-25': {
+        outcome: 'protocol_error',
+        message: HUGE_ERROR_CUT('initialize'),
+        // Its 16 KB Content-Type is cut to BOUNDS.header too.
+        evidence: {
+          status: 400,
+          contentType: /^application\/json; charset=utf-8; profile="p+…$/,
+          jsonRpcErrorCode: HUGE_ERROR_CODE,
+          bodyPreview: /…$/,
+        },
+      },
+      // An era signal (a 400 that is not an era error), then the lookup finds HTTP+SSE: the pin fails.
+      '2026-07-28': {
+        outcome: 'unsupported_version',
+        message: /^Server no longer speaks protocol 2026-07-28$/,
+        evidence: { status: 400, jsonRpcErrorCode: HUGE_ERROR_CODE, message: HUGE_ERROR_CUT('server/discover') },
+      },
+    },
+    detection: { outcome: 'NONE', evidence: { jsonRpcErrorCode: HUGE_ERROR_CODE, message: /…$/ } },
+  },
 ];
 
 /** Strings Postgres refuses in text and jsonb: NUL, and lone surrogates (which do not survive UTF-8). */
@@ -318,6 +356,22 @@ function unstorable(value: unknown, path = '$'): string[] {
   if (Array.isArray(value)) return value.flatMap((v, i) => unstorable(v, `${path}[${i}]`));
   if (value && typeof value === 'object')
     return Object.entries(value).flatMap(([k, v]) => unstorable(v, `${path}.${k}`));
+  return [];
+}
+
+/** Strings longer than the longest bound (a message's), and previews and header values over their own. */
+function overBounds(value: unknown, path = '$'): string[] {
+  if (typeof value === 'string') {
+    const bound = /\.(bodyPreview|jsonRpcErrorMessage)$/.test(path)
+      ? BOUNDS.preview
+      : /\.(contentType|retryAfterHeader)$/.test(path)
+        ? BOUNDS.header
+        : BOUNDS.message;
+    return value.length > bound ? [`${path} (${value.length})`] : [];
+  }
+  if (Array.isArray(value)) return value.flatMap((v, i) => overBounds(v, `${path}[${i}]`));
+  if (value && typeof value === 'object')
+    return Object.entries(value).flatMap(([k, v]) => overBounds(v, `${path}.${k}`));
   return [];
 }
 
@@ -348,6 +402,7 @@ function expectRun(run: HandshakeRun, wallMs: number, want: RunExpectation, what
   if (run.outcome === 'success') expect(run.serverInfo, `${what}: serverInfo`).toBeTruthy();
   else expectEvidence(run.evidence, want.evidence, what);
   expect(unstorable(run), `${what}: unstorable strings`).toEqual([]);
+  expect(overBounds(run), `${what}: strings over the bounds`).toEqual([]);
 }
 
 function expectDetection(d: Detection, wallMs: number, want: Case['detection'], what: string, lagMs: number) {
@@ -364,6 +419,7 @@ function expectDetection(d: Detection, wallMs: number, want: Case['detection'], 
     );
   }
   expect(unstorable(d), `${what}: unstorable strings`).toEqual([]);
+  expect(overBounds(d), `${what}: strings over the bounds`).toEqual([]);
 }
 
 async function timed<T>(probe: () => Promise<T>): Promise<{ value: T; wallMs: number }> {
@@ -507,9 +563,9 @@ describe('what the hostile targets must not get away with', () => {
     const modern = await handshake(target, { revision: '2026-07-28', timeoutMs: HANDSHAKE_TIMEOUT_MS });
     expect(modern.evidence?.jsonRpcErrorMessage).toBe('no\ufffdsuch\ufffdmethod');
     const d = await detect(target, { timeoutMs: DETECT_TIMEOUT_MS });
-    // The HTML preview is cut at 200 UTF-16 units, inside the emoji's surrogate pair.
+    // The HTML preview is cut to 200 UTF-16 units with its mark; the cut falls before the emoji, not inside it.
     const legacy = d.revisions.find((r) => r.revision === '2024-11-05');
-    expect(legacy?.evidence?.bodyPreview).toBe(`${EMOJI_AT_PREVIEW_EDGE.slice(0, 199)}\ufffd`);
+    expect(legacy?.evidence?.bodyPreview).toBe(`${EMOJI_AT_PREVIEW_EDGE.slice(0, 198)}…`);
     expect(d.revisions.find((r) => r.revision === '2025-03-26')?.sentence).toContain('2025-\ufffd\ufffd');
     // Bytes that are not UTF-8 were decoded leniently: the server is MCP, its name shows where they were.
     const utf8 = await handshake(url('hostile-invalid-utf8'), { revision: 'newest', timeoutMs: HANDSHAKE_TIMEOUT_MS });

@@ -1,5 +1,6 @@
 // Agents report in with heartbeats; the table holds the latest one per agent.
 import { asc, gte, sql } from 'drizzle-orm';
+import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import type { Db } from './db';
 import { agents } from './schema';
 
@@ -14,7 +15,11 @@ export interface AgentHeartbeat {
   at: Date | string;
 }
 
-/** Record a heartbeat; one that arrives after a newer one from the same agent changes nothing. */
+/**
+ * Record a heartbeat. One that arrives after a newer one from the same agent (by the agent's clock)
+ * changes none of what the agent reported; it still counts as heard (received_at, the database's
+ * clock), which is what retention forgets silent agents by.
+ */
 export async function upsertAgentHeartbeat(db: Db, hb: AgentHeartbeat): Promise<void> {
   const values = {
     id: hb.id,
@@ -24,19 +29,22 @@ export async function upsertAgentHeartbeat(db: Db, hb: AgentHeartbeat): Promise<
     startedAt: new Date(hb.startedAt),
     lastSeen: new Date(hb.at),
   };
+  const newer = sql`${agents.lastSeen} <= excluded.last_seen`;
+  const ifNewer = (column: AnyPgColumn) =>
+    sql`case when ${newer} then excluded.${sql.identifier(column.name)} else ${column} end`;
   await db
     .insert(agents)
     .values(values)
     .onConflictDoUpdate({
       target: agents.id,
       set: {
-        region: sql`excluded.region`,
-        version: sql`excluded.version`,
-        inFlight: sql`excluded.in_flight`,
-        startedAt: sql`excluded.started_at`,
-        lastSeen: sql`excluded.last_seen`,
+        region: ifNewer(agents.region),
+        version: ifNewer(agents.version),
+        inFlight: ifNewer(agents.inFlight),
+        startedAt: ifNewer(agents.startedAt),
+        lastSeen: ifNewer(agents.lastSeen),
+        receivedAt: sql`now()`,
       },
-      setWhere: sql`${agents.lastSeen} <= excluded.last_seen`,
     });
 }
 

@@ -1,22 +1,111 @@
-// Raw runs are kept for a while; era moves and test states (the history that matters) stay.
-import { inArray, lt } from 'drizzle-orm';
+// Retention: raw runs and detections are kept for a while, silent agents for a week; era moves
+// and test states (the history that matters) stay. Every cutoff is on control's side of the clock
+// (when a run was written, a detection recorded, a heartbeat heard), never an agent's own times: a
+// skewed or hostile agent could otherwise keep its runs forever or have them pruned at once.
+// A pruned run leaves no dangling reference: era_moves.run_id and test_states.last_run_id become
+// null (their foreign keys say ON DELETE SET NULL), and readers show such a move without a run.
+import { and, eq, gt, inArray, lt, or, sql } from 'drizzle-orm';
+import { alias } from 'drizzle-orm/pg-core';
 import type { Db } from './db';
-import { runs } from './schema';
+import { agents, detections, runs } from './schema';
 
-/** How long raw runs are kept unless configured otherwise. */
+/** How long raw runs and detections are kept unless configured otherwise (MCP_FLEET_RUN_RETENTION_DAYS). */
 export const DEFAULT_RUN_RETENTION_DAYS = 30;
 
 /**
- * Delete runs that finished before `olderThan`, `batchSize` at a time (each batch its own short
- * transaction, so ingest never waits long). Returns how many runs were deleted.
+ * How long an agent that stopped sending heartbeats stays listed. An agent's id is its host name,
+ * pid and region, so every restart adds one: a week keeps a gone agent in view long enough to
+ * notice and look into (a weekend, a holiday), and keeps restarts from piling up.
  */
-export async function pruneRuns(db: Db, opts: { olderThan: Date; batchSize?: number }): Promise<number> {
-  const batchSize = Math.max(1, Math.floor(opts.batchSize ?? 5000));
+export const AGENT_RETENTION_DAYS = 7;
+
+const DAY_MS = 86_400_000;
+
+export interface PruneCutoffs {
+  /** Runs control wrote before this go. */
+  runsReceivedBefore: Date;
+  /** Detections control recorded before this go, except each server's newest. */
+  detectionsBefore: Date;
+  /** Agents control last heard from before this go. */
+  agentsHeardBefore: Date;
+  batchSize?: number;
+}
+
+/** The cutoffs for keeping runs and detections `retentionDays` and agents AGENT_RETENTION_DAYS, from `now`. */
+export function retentionCutoffs(retentionDays: number, now = new Date()): PruneCutoffs {
+  const runs = new Date(now.getTime() - retentionDays * DAY_MS);
+  return {
+    runsReceivedBefore: runs,
+    detectionsBefore: runs,
+    agentsHeardBefore: new Date(now.getTime() - AGENT_RETENTION_DAYS * DAY_MS),
+  };
+}
+
+/** Prune runs, detections and agents past their cutoffs; how many of each went. */
+export async function pruneHistory(
+  db: Db,
+  cutoffs: PruneCutoffs,
+): Promise<{ runs: number; detections: number; agents: number }> {
+  const batchSize = cutoffs.batchSize;
+  return {
+    runs: await pruneRuns(db, { receivedBefore: cutoffs.runsReceivedBefore, batchSize }),
+    detections: await pruneDetections(db, { before: cutoffs.detectionsBefore, batchSize }),
+    agents: await pruneAgents(db, { heardBefore: cutoffs.agentsHeardBefore }),
+  };
+}
+
+/** Batches of `batchSize` (each its own short statement, so ingest never waits long) until none is left. */
+async function inBatches(batchSize: number | undefined, deleteBatch: (size: number) => Promise<number>) {
+  const size = Math.max(1, Math.floor(batchSize ?? 5000));
   let deleted = 0;
   for (;;) {
-    const batch = db.select({ id: runs.id }).from(runs).where(lt(runs.finishedAt, opts.olderThan)).limit(batchSize);
-    const gone = await db.delete(runs).where(inArray(runs.id, batch)).returning({ id: runs.id });
-    deleted += gone.length;
-    if (gone.length < batchSize) return deleted;
+    const gone = await deleteBatch(size);
+    deleted += gone;
+    if (gone < size) return deleted;
   }
+}
+
+/** Delete runs control wrote before `receivedBefore`; era moves and test states pointing at them keep a null run. */
+export function pruneRuns(db: Db, opts: { receivedBefore: Date; batchSize?: number | undefined }): Promise<number> {
+  return inBatches(opts.batchSize, async (size) => {
+    const batch = db.select({ id: runs.id }).from(runs).where(lt(runs.receivedAt, opts.receivedBefore)).limit(size);
+    const gone = await db.delete(runs).where(inArray(runs.id, batch)).returning({ id: runs.id });
+    return gone.length;
+  });
+}
+
+/**
+ * Delete detections recorded before `before`, but never a server's newest: it is what the server
+ * page shows as the server's detection, however old (like a test's state, it is the current answer).
+ */
+export function pruneDetections(db: Db, opts: { before: Date; batchSize?: number | undefined }): Promise<number> {
+  const newer = alias(detections, 'newer');
+  return inBatches(opts.batchSize, async (size) => {
+    const batch = db
+      .select({ id: detections.id })
+      .from(detections)
+      .where(
+        and(
+          lt(detections.at, opts.before),
+          sql`exists (${db
+            .select({ one: sql`1` })
+            .from(newer)
+            .where(
+              and(
+                eq(newer.serverId, detections.serverId),
+                or(gt(newer.at, detections.at), and(eq(newer.at, detections.at), gt(newer.id, detections.id))),
+              ),
+            )})`,
+        ),
+      )
+      .limit(size);
+    const gone = await db.delete(detections).where(inArray(detections.id, batch)).returning({ id: detections.id });
+    return gone.length;
+  });
+}
+
+/** Forget agents control has not heard from since `heardBefore` (a run names its agent as text: nothing dangles). */
+export async function pruneAgents(db: Db, opts: { heardBefore: Date }): Promise<number> {
+  const gone = await db.delete(agents).where(lt(agents.receivedAt, opts.heardBefore)).returning({ id: agents.id });
+  return gone.length;
 }

@@ -75,12 +75,17 @@ export const testStates = pgTable(
     lastAssertion: jsonb('last_assertion'),
     /** The pinned test's last run failed its assertion (or the test's last run did not pass). */
     failing: boolean('failing').notNull().default(false),
-    lastRunId: bigint('last_run_id', { mode: 'number' }),
+    /** Null once retention pruned that run (the state itself stays). */
+    lastRunId: bigint('last_run_id', { mode: 'number' }).references(() => runs.id, { onDelete: 'set null' }),
     lastRunAt: timestamp('last_run_at', { withTimezone: true }),
     /** When the last run was scheduled (the scheduler's one clock): a result from an older slot is late. */
     lastScheduledAt: timestamp('last_scheduled_at', { withTimezone: true }),
   },
-  (t) => [uniqueIndex('test_states_pk').on(t.testId, t.region)],
+  (t) => [
+    uniqueIndex('test_states_pk').on(t.testId, t.region),
+    // Pruning a run finds the state pointing at it here.
+    index('test_states_last_run').on(t.lastRunId),
+  ],
 );
 
 export const runs = pgTable(
@@ -109,9 +114,15 @@ export const runs = pgTable(
     scheduledAt: timestamp('scheduled_at', { withTimezone: true }).notNull(),
     startedAt: timestamp('started_at', { withTimezone: true }).notNull(),
     finishedAt: timestamp('finished_at', { withTimezone: true }).notNull(),
+    /**
+     * When control wrote the run, by the database's clock. Retention keys on it, never on the agent's
+     * times above: a skewed or hostile agent could otherwise keep its runs forever or have them pruned at once.
+     */
+    receivedAt: timestamp('received_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
     uniqueIndex('runs_job_id').on(t.jobId),
+    index('runs_received').on(t.receivedAt),
     // id breaks ties so a server's runs page newest first on the index alone (cursor (finished_at, id)).
     index('runs_server_finished').on(t.serverId, t.finishedAt, t.id),
     // region and outcome ride along so the fleet summary counts a time range from the index alone.
@@ -133,9 +144,14 @@ export const detections = pgTable(
     newestSupported: text('newest_supported'),
     /** The whole detection answer (seed 001 shape). */
     result: jsonb('result').notNull(),
+    /** When control recorded it (control's clock, never an agent's): retention keys on it. */
     at: timestamp('at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [uniqueIndex('detections_job_id').on(t.jobId), index('detections_server_at').on(t.serverId, t.at)],
+  (t) => [
+    uniqueIndex('detections_job_id').on(t.jobId),
+    index('detections_server_at').on(t.serverId, t.at),
+    index('detections_at').on(t.at),
+  ],
 );
 
 /** The negotiated revision changed between runs of a test in a region ("now X, was Y"). */
@@ -146,7 +162,8 @@ export const eraMoves = pgTable(
     serverId: uuid('server_id').notNull(),
     testId: uuid('test_id').notNull(),
     region: text('region').notNull(),
-    runId: bigint('run_id', { mode: 'number' }).notNull(),
+    /** The run that moved it; null once retention pruned that run (the move itself stays). */
+    runId: bigint('run_id', { mode: 'number' }).references(() => runs.id, { onDelete: 'set null' }),
     fromRevision: text('from_revision').notNull(),
     toRevision: text('to_revision').notNull(),
     /** The move went to an older revision. */
@@ -155,7 +172,12 @@ export const eraMoves = pgTable(
     eraChanged: boolean('era_changed').notNull(),
     at: timestamp('at', { withTimezone: true }).notNull(),
   },
-  (t) => [index('era_moves_at').on(t.at), index('era_moves_server_at').on(t.serverId, t.at)],
+  (t) => [
+    index('era_moves_at').on(t.at),
+    index('era_moves_server_at').on(t.serverId, t.at),
+    // Pruning a run finds the move pointing at it here.
+    index('era_moves_run').on(t.runId),
+  ],
 );
 
 export const agents = pgTable('agents', {
@@ -164,5 +186,8 @@ export const agents = pgTable('agents', {
   version: text('version').notNull(),
   inFlight: integer('in_flight').notNull().default(0),
   startedAt: timestamp('started_at', { withTimezone: true }).notNull(),
+  /** The latest heartbeat's time, by the agent's clock. */
   lastSeen: timestamp('last_seen', { withTimezone: true }).notNull(),
+  /** When control last heard from the agent, by the database's clock: retention forgets silent agents by it. */
+  receivedAt: timestamp('received_at', { withTimezone: true }).notNull().defaultNow(),
 });

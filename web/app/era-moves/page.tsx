@@ -92,7 +92,14 @@ export default async function EraMoves({ searchParams }: { searchParams: SearchP
                     {m.eraChanged ? ' · era change' : ''}
                   </td>
                   <td>
-                    <Link href={`/servers/${m.serverId}?run=${m.runId}#run-${m.runId}`}>run {m.runId}</Link>
+                    {/* Retention prunes raw runs; the move stays, without its run. */}
+                    {m.runId === null ? (
+                      <span className="muted" title="the run was pruned by retention; the move is kept">
+                        pruned
+                      </span>
+                    ) : (
+                      <Link href={`/servers/${m.serverId}?run=${m.runId}#run-${m.runId}`}>run {m.runId}</Link>
+                    )}
                   </td>
                 </tr>
               ))}

@@ -287,8 +287,11 @@ export const hostileInvalidUtf8: TargetDefinition = {
   },
 };
 
-/** 199 ASCII characters, then an emoji: the first 200 UTF-16 code units end inside a surrogate pair. */
-export const EMOJI_AT_PREVIEW_EDGE = `<!doctype html><p>${'x'.repeat(199 - 18)}\u{1F600} and more text after the preview edge</p>\n`;
+/**
+ * 198 ASCII characters, then an emoji: a 200-unit preview keeps 199 code units and its cut mark, and
+ * the 199th is the first half of the emoji's surrogate pair.
+ */
+export const EMOJI_AT_PREVIEW_EDGE = `<!doctype html><p>${'x'.repeat(198 - 18)}\u{1F600} and more text after the preview edge</p>\n`;
 
 export const hostileUnicodeEscapes: TargetDefinition = {
   name: 'hostile-unicode-escapes',
@@ -434,4 +437,54 @@ export const hostileSseHugeLine: TargetDefinition = {
         return FILLER;
       });
     }),
+};
+
+// --- (bonus) a 250 KB JSON-RPC error message, to every request ------------------------------------
+
+/** How long the error message of hostile-huge-error is, in characters (ASCII: as many bytes). */
+export const HUGE_ERROR_MESSAGE_CHARS = 250_000;
+export const HUGE_ERROR_CODE = -32600;
+const HUGE_ERROR_MESSAGE =
+  `Invalid Request: ${'the server says far too much '.repeat(HUGE_ERROR_MESSAGE_CHARS / 28)}`.slice(
+    0,
+    HUGE_ERROR_MESSAGE_CHARS,
+  );
+
+/** Header values are the server's to choose too: a JSON content type with 16 KB of parameter. */
+export const HUGE_CONTENT_TYPE = `application/json; charset=utf-8; profile="${'p'.repeat(16 * 1024)}"`;
+
+function hugeError(id: number | string | null): string {
+  return JSON.stringify({ jsonrpc: '2.0', id, error: { code: HUGE_ERROR_CODE, message: HUGE_ERROR_MESSAGE } });
+}
+
+export const hostileHugeError: TargetDefinition = {
+  name: 'hostile-huge-error',
+  kind: 'odd',
+  description: `Every request answered with a JSON-RPC error whose message is ${HUGE_ERROR_MESSAGE_CHARS / 1000} KB: POST and DELETE → 400 with it (and a 16 KB Content-Type); GET → an event stream whose endpoint's POSTs → 202, the error on the stream`,
+  start: (ctx) => {
+    // The HTTP+SSE opening: each GET's stream, by the number its endpoint names.
+    const streams = new Map<string, ServerResponse>();
+    let next = 0;
+    return startOdd(ctx, (req, res, body) => {
+      if (req.method === 'GET') {
+        next += 1;
+        const key = String(next);
+        openEventStream(res);
+        res.write(`event: endpoint\ndata: ${pathOf(req)}?stream=${key}\n\n`);
+        streams.set(key, res);
+        res.on('close', () => streams.delete(key));
+        return;
+      }
+      const stream = req.method === 'POST' ? streams.get(queryParam(req, 'stream') ?? '') : undefined;
+      if (stream) {
+        // The answer goes on the stream, as the HTTP+SSE transport answers (a notification gets none).
+        sendText(res, 202, 'text/plain', 'Accepted');
+        if (methodOf(body) && !methodOf(body)?.startsWith('notifications/'))
+          stream.write(`event: message\ndata: ${hugeError(idOf(body))}\n\n`);
+        return;
+      }
+      res.writeHead(400, { 'content-type': HUGE_CONTENT_TYPE });
+      res.end(hugeError(req.method === 'POST' ? idOf(body) : null));
+    });
+  },
 };

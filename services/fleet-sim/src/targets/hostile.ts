@@ -5,6 +5,7 @@ import {
   hostileDeepJson,
   hostileGzipBomb,
   hostileHugeBody,
+  hostileHugeError,
   hostileInvalidUtf8,
   hostileRedirectDenied,
   hostileRedirectLoop,
@@ -48,4 +49,5 @@ export const HOSTILE: readonly TargetDefinition[] = [
   hostileHttp09,
   hostileInformational,
   hostileTlsWrongName,
+  hostileHugeError,
 ];

@@ -1,6 +1,7 @@
 // The HTTP+SSE transport (2024-11-05, deprecated): GET an event stream, wait at most 2 s for its
 // first event, `endpoint` (a URL, often relative), POST `initialize` and `notifications/initialized`
 // there, and read the answer from the stream.
+import { excerpt } from '../bounds';
 import { CLIENT_INFO } from '../client-info';
 import type { ProbeContext } from '../context';
 import { streamSignal } from '../era-signals';
@@ -54,7 +55,7 @@ export async function awaitEndpoint(ctx: ProbeContext): Promise<EndpointWait> {
           ? 'the stream ended before an endpoint event'
           : first === 'overflow'
             ? 'the stream overflowed its bounds before an endpoint event'
-            : `the first event was "${first.event.slice(0, 40)}", not endpoint`;
+            : `the first event was "${excerpt(first.event, ctx.secrets, 40)}", not endpoint`;
     return {
       ok: false,
       get,

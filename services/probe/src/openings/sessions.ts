@@ -79,5 +79,6 @@ export function initializeAnswer(ex: Exchange, id: number): InitializeAnswer {
     };
   if (typeof result.protocolVersion !== 'string')
     return { failure: { outcome: 'protocol_error', message: 'initialize: the result has no protocolVersion' } };
-  return { protocolVersion: result.protocolVersion.slice(0, 64), serverInfo: serverInfoOf(result.serverInfo) };
+  // Kept whole (the body it came in is bounded): a run cuts it only after redaction.
+  return { protocolVersion: result.protocolVersion, serverInfo: serverInfoOf(result.serverInfo) };
 }
