@@ -30,6 +30,7 @@ export class AgentMetrics {
   readonly #detections: Counter<'outcome' | 'region'>;
   readonly #jobs: Counter<'region' | 'kind' | 'result'>;
   readonly #inFlight: Gauge<'region'>;
+  readonly #floorRefusals: Counter<'region'>;
 
   constructor(opts: { region: string; version: string; defaultMetrics?: boolean }) {
     this.#region = opts.region;
@@ -79,6 +80,12 @@ export class AgentMetrics {
       labelNames: ['region'],
       registers,
     });
+    this.#floorRefusals = new Counter({
+      name: 'mcp_agent_floor_refusals_total',
+      help: "Addresses or schemes a probe was about to dial that the job's policy allowed but the agent's own floor (--allow/--deny/--schemes, MCP_FLEET_PROBE_*) refused.",
+      labelNames: ['region'],
+      registers,
+    });
     const info = new Gauge({
       name: 'mcp_agent_info',
       help: 'Always 1; labels say which region and version this agent is.',
@@ -95,6 +102,7 @@ export class AgentMetrics {
       for (const to of REVISION_NAMES)
         if (from !== to) this.#eraMoves.inc({ from_revision: from, to_revision: to, region }, 0);
     for (const outcome of DETECTION_OUTCOMES) this.#detections.inc({ outcome, region }, 0);
+    this.#floorRefusals.inc({ region }, 0);
   }
 
   handshake(run: HandshakeRun): void {
@@ -123,6 +131,10 @@ export class AgentMetrics {
 
   job(kind: JobKind, result: JobResult): void {
     this.#jobs.inc({ region: this.#region, kind, result });
+  }
+
+  floorRefusal(): void {
+    this.#floorRefusals.inc({ region: this.#region });
   }
 
   inFlight(count: number): void {

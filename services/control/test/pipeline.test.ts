@@ -9,7 +9,7 @@ import { parseMetrics, seriesValue, waitFor } from '@mcp-fleet/testkit';
 import { jetstream } from '@nats-io/jetstream';
 import { asc, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Flavour, log, type Monitor, NATS_URL, REGIONS, startMonitor } from './support';
+import { type Flavour, LOOPBACK_FLOOR, log, type Monitor, NATS_URL, REGIONS, startMonitor } from './support';
 
 interface ApiServer {
   id: string;
@@ -252,7 +252,13 @@ describe.each<[Flavour]>([['postgres+nats'], ['pglite+memory']])('the pipeline o
         process.execPath,
         [CLI, 'agent', '--region', region, '--metrics-port', metricsPort, '--ack-wait', '4000'],
         {
-          env: { ...process.env, NATS_URL, MCP_FLEET_NATS_NAMESPACE: m.namespace, LOG_LEVEL: 'warn' },
+          env: {
+            ...process.env,
+            NATS_URL,
+            MCP_FLEET_NATS_NAMESPACE: m.namespace,
+            MCP_FLEET_PROBE_ALLOW: '127.0.0.0/8',
+            LOG_LEVEL: 'warn',
+          },
           stdio: ['ignore', 'pipe', 'inherit'],
         },
       );
@@ -277,6 +283,7 @@ describe.each<[Flavour]>([['postgres+nats'], ['pglite+memory']])('the pipeline o
           metricsPort: null,
           processMetrics: false,
           ackWaitMs: 4_000,
+          floor: LOOPBACK_FLOOR,
         });
         try {
           const rows = await waitFor(

@@ -31,6 +31,9 @@ export interface Monitor {
 
 export const REGIONS = ['eu-west', 'us-east'];
 
+/** A probe floor that lets probes reach the sim on loopback (the default is public addresses only). */
+export const LOOPBACK_FLOOR = { allow: ['127.0.0.0/8'], deny: [] };
+
 export function fleetYaml(sim: Sim, servers: { name: string; tests?: string[] }[], interval = '2s'): string {
   const lines = [
     `regions: [${REGIONS.join(', ')}]`,
@@ -67,14 +70,22 @@ export async function startMonitor(
   await store.migrate();
   const sim = await startSim({ only: [...new Set([...servers.map((s) => s.name), 'silent'])] });
   const fleet = parseFleet(fleetYaml(sim, servers, opts.interval), 'test fleet');
-  const start = () => startControl({ store, bus, log, fleet, port: 0, tickMs: 50 });
+  const start = () => startControl({ store, bus, log, fleet, port: 0, tickMs: 50, probeFloor: LOOPBACK_FLOOR });
   let control = await start();
   const agents =
     opts.agents === false
       ? []
       : await Promise.all(
           REGIONS.map((region) =>
-            startAgent({ bus, region, log, metricsPort: null, processMetrics: false, heartbeatMs: 500 }),
+            startAgent({
+              bus,
+              region,
+              log,
+              metricsPort: null,
+              processMetrics: false,
+              heartbeatMs: 500,
+              floor: LOOPBACK_FLOOR,
+            }),
           ),
         );
   const monitor: Monitor = {
