@@ -22,6 +22,7 @@ import { startHeartbeats } from './heartbeat';
 import { type AgentHttp, serveAgentHttp } from './http';
 import { type JobAnswer, runJob } from './job';
 import { AgentMetrics, type JobKind } from './metrics';
+import { isStale, StaleJobLog } from './stale';
 import { AGENT_VERSION } from './version';
 
 export interface AgentOptions {
@@ -94,6 +95,7 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
   const dispatchers = new DispatcherCache(
     new TargetPolicy(floorRanges, { floor: true, onRefused: () => metrics.floorRefusal() }),
   );
+  const staleLog = new StaleJobLog(log);
   const startedAt = new Date().toISOString();
 
   const working = new Set<Work>();
@@ -136,6 +138,15 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
       await settle('terminate', job, () =>
         delivery.term(`a job of region ${job.region} reached an agent of ${region}`),
       );
+      return;
+    }
+    const now = Date.now();
+    if (isStale(job, now)) {
+      // Acked, not terminated: nothing is wrong with it, its time has passed (and a term is logged per job).
+      metrics.job(work.kind, 'stale');
+      staleLog.dropped(job, now);
+      await settle('ack', job, () => delivery.ack());
+      work.state = 'done';
       return;
     }
     let answer: JobAnswer;
@@ -276,6 +287,7 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
       await drained;
     }
     await heartbeats.stop();
+    staleLog.flush();
     await http?.close();
     await dispatchers.destroy();
     log.info('agent stopped');

@@ -8,6 +8,7 @@ import { SIM_BEARER_TOKEN, type Sim, startSim } from '@mcp-fleet/fleet-sim';
 import type { TracerProvider } from '@opentelemetry/api';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Agent, type AgentOptions, startAgent } from '../src';
+import { StaleJobLog } from '../src/stale';
 import {
   LOOPBACK_FLOOR,
   makeJob,
@@ -611,5 +612,70 @@ describe("the agent's own floor", () => {
     } finally {
       await floorDenied.close();
     }
+  });
+});
+
+describe('stale jobs', () => {
+  it('an agent started after a backlog of old jobs drops them unprobed, runs the fresh one, and counts them', async () => {
+    const h = await harness();
+    const now = Date.now();
+    // A test every 15 s: a slot is stale once its next slot is due, and 10 s more (as the scheduler says).
+    const slotJob = (slot: number, kind: 'handshake' | 'detection' = 'handshake') =>
+      makeJob({
+        kind,
+        url: url('modern'),
+        ...(kind === 'handshake' ? { currentRevision: '2026-07-28' as const } : {}),
+        slot,
+        scheduledAt: new Date(slot).toISOString(),
+        staleAt: slot + 15_000 + 10_000,
+      });
+    // Five old slots, past their staleAt (an outage's backlog), an old detection, then the current slot.
+    const old = [6, 5, 4, 3, 2].map((n) => slotJob(now - n * 15_000));
+    const oldDetection = slotJob(now - 2 * 15_000, 'detection');
+    const fresh = slotJob(now);
+    for (const job of [...old, oldDetection, fresh]) await h.bus.publishJob(job);
+    const before = sim.requests('modern').length;
+
+    const agent = await h.start();
+    await waitFor('the fresh result', () => resultOf(h, fresh.jobId));
+    await waitFor('the backlog to be gone', async () => (await h.bus.pending()).jobs[REGION] === 0);
+    await settle(2_500); // past the ack wait: nothing comes back
+    expect(h.results.map((r) => r.jobId)).toEqual([fresh.jobId]);
+    expect(h.tracing.spans().filter((s) => s.name.startsWith('mcp.'))).toHaveLength(1);
+    expect(sim.requests('modern').length - before).toBe(resultOf(h, fresh.jobId)!.run!.requests);
+
+    const { samples } = await scrape(agent);
+    expect(seriesValue(samples, 'mcp_agent_jobs_total', { kind: 'handshake', result: 'stale' })).toBe(5);
+    expect(seriesValue(samples, 'mcp_agent_jobs_total', { kind: 'detection', result: 'stale' })).toBe(1);
+    expect(seriesValue(samples, 'mcp_agent_jobs_total', { kind: 'handshake', result: 'ok' })).toBe(1);
+
+    // Logged once: the first drop says why; the rest are a count, not a line each.
+    await agent.stop();
+    const lines = h.logs.map((l) => JSON.parse(l) as Record<string, unknown>);
+    const first = lines.filter((l) => String(l.msg).startsWith('dropping stale jobs unprobed'));
+    expect(first).toHaveLength(1);
+    expect(lines.filter((l) => l.msg === 'more stale jobs dropped unprobed')).toEqual([
+      expect.objectContaining({ dropped: 5 }),
+    ]);
+    const staleIds = [...old, oldDetection].map((j) => j.jobId);
+    expect(h.logs.filter((l) => staleIds.some((id) => l.includes(id)))).toHaveLength(1);
+    expect(h.bus.stats().poison).toBe(0);
+  });
+
+  it('sums up further drops at most once per period, and tells the rest at stop', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const log = createLogger('agent', 'debug', { write: (line: string) => lines.push(JSON.parse(line)) });
+    const staleLog = new StaleJobLog(log, 300);
+    const job = makeJob({ url: 'http://127.0.0.1:9/mcp', staleAt: 1 });
+    for (let i = 0; i < 4; i++) staleLog.dropped(job, Date.now());
+    expect(lines.map((l) => l.msg)).toHaveLength(1);
+    await waitFor('the summary', () => lines.length === 2);
+    expect(lines[1]).toMatchObject({ msg: 'more stale jobs dropped unprobed', dropped: 3 });
+    staleLog.dropped(job, Date.now());
+    staleLog.dropped(job, Date.now());
+    staleLog.flush();
+    expect(lines[2]).toMatchObject({ dropped: 2 });
+    staleLog.flush();
+    expect(lines).toHaveLength(3);
   });
 });
