@@ -213,17 +213,13 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
   const ingest: Subscription = startIngest({
     bus,
     store: {
-      recordRun: async (input) => {
-        const out = await recordRun(db, input);
-        return out.duplicate ? { duplicate: true, eraMove: null } : { duplicate: false, eraMove: out.eraMove };
-      },
+      recordRun: (input) => recordRun(db, input),
       recordDetection: (input) => recordDetection(db, input),
     },
     metrics,
     concurrency: opts.ingestConcurrency,
-    onRun: (testId, region, negotiated) => {
-      if (negotiated) current.set(key(testId, region), negotiated);
-    },
+    regions: () => regions,
+    onRun: (testId, region, revision) => current.set(key(testId, region), revision),
     log,
   });
   const heartbeats = bus.onHeartbeat((hb) => {

@@ -34,14 +34,22 @@ export const REGIONS = ['eu-west', 'us-east'];
 /** A probe floor that lets probes reach the sim on loopback (the default is public addresses only). */
 export const LOOPBACK_FLOOR = { allow: ['127.0.0.0/8'], deny: [] };
 
-export function fleetYaml(sim: Sim, servers: { name: string; tests?: string[] }[], interval = '2s'): string {
+/** The fleet file for these sim servers; `spareRegions` are fleet regions where none of them is probed. */
+export function fleetYaml(
+  sim: Sim,
+  servers: { name: string; tests?: string[] }[],
+  interval = '2s',
+  spareRegions: string[] = [],
+): string {
   const lines = [
-    `regions: [${REGIONS.join(', ')}]`,
+    `regions: [${[...REGIONS, ...spareRegions].join(', ')}]`,
     `defaults: { interval: ${interval}, timeout: 1500ms }`,
     'servers:',
   ];
   for (const s of servers) {
-    lines.push(`  - name: ${s.name}`, `    url: ${sim.target(s.name).url}`, '    tests:');
+    lines.push(`  - name: ${s.name}`, `    url: ${sim.target(s.name).url}`);
+    if (spareRegions.length) lines.push(`    regions: [${REGIONS.join(', ')}]`);
+    lines.push('    tests:');
     for (const t of s.tests ?? ['newest']) lines.push(`      - revision: ${t === 'newest' ? t : `"${t}"`}`);
   }
   lines.push('policy: { allow: ["127.0.0.0/8"] }');
