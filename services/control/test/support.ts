@@ -59,7 +59,8 @@ export function fleetYaml(
 export async function startMonitor(
   flavour: Flavour,
   servers: { name: string; tests?: string[] }[],
-  opts: { interval?: string; ackWaitMs?: number; agents?: boolean } = {},
+  /** `spareRegions`: fleet regions where none of the servers is probed (a test's own jobs go there). */
+  opts: { interval?: string; ackWaitMs?: number; agents?: boolean; spareRegions?: string[] } = {},
 ): Promise<Monitor> {
   const namespace = `t${randomBytes(5).toString('hex')}`;
   let db: TestDatabase | undefined;
@@ -77,7 +78,7 @@ export async function startMonitor(
   }
   await store.migrate();
   const sim = await startSim({ only: [...new Set([...servers.map((s) => s.name), 'silent'])] });
-  const fleet = parseFleet(fleetYaml(sim, servers, opts.interval), 'test fleet');
+  const fleet = parseFleet(fleetYaml(sim, servers, opts.interval, opts.spareRegions), 'test fleet');
   const start = () => startControl({ store, bus, log, fleet, port: 0, tickMs: 50, probeFloor: LOOPBACK_FLOOR });
   let control = await start();
   const agents =
