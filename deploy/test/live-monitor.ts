@@ -52,7 +52,10 @@ export async function startLiveMonitor(
   const fleet = parseFleet(`${lines.join('\n')}\n`, 'deploy test fleet');
   const control = await startControl({ store, bus, log, fleet, port: 0, tickMs: 50 });
   const agents = await Promise.all(
-    REGIONS.map((region) => startAgent({ bus, region, log, metricsPort: 0, heartbeatMs: 500 })),
+    REGIONS.map((region) =>
+      // The sim is on loopback: an agent's own floor is public addresses only unless told.
+      startAgent({ bus, region, log, metricsPort: 0, heartbeatMs: 500, floor: { allow: ['127.0.0.0/8'], deny: [] } }),
+    ),
   );
   await waitFor(
     'every target to have run in every region',

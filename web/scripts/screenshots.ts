@@ -37,7 +37,15 @@ async function main() {
     'regions: [eu-west, us-east]\nservers: []\npolicy: { allow: ["127.0.0.0/8"] }\n',
     'screenshots',
   );
-  const control = await startControl({ store: scratch, bus, log, fleet, port: 0 });
+  // The editor's detection is control's own probe: its floor (public addresses only by default) opens loopback here.
+  const control = await startControl({
+    store: scratch,
+    bus,
+    log,
+    fleet,
+    port: 0,
+    probeFloor: { allow: ['127.0.0.0/8'], deny: [] },
+  });
   const sim = await startSim({ only: ['drifter-modern'] });
   const web = await startDashboardProcess({ DATABASE_URL: databaseUrl, MCP_FLEET_API_URL: control.url });
   const data = await openStore({ databaseUrl });

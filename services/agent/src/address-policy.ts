@@ -1,17 +1,24 @@
-// Probes dial through the target policy (probe's TargetPolicy): one guarded dispatcher per
-// distinct policy (a fleet has one), so connections are pooled across jobs.
-import { guardedDispatcher, TargetPolicy } from '@mcp-fleet/probe';
+// Probes dial through the target policy (probe's TargetPolicy): the agent's own floor, narrowed by
+// the job's allow/deny/schemes (the fleet's policy, copied into every job). A job can narrow the
+// floor, never widen it. One guarded dispatcher per distinct job policy (a fleet has one), so
+// connections are pooled across jobs.
+import { guardedDispatcher, type TargetPolicy } from '@mcp-fleet/probe';
 import type { Dispatcher } from 'undici';
 
-/** One dispatcher per distinct allow list (a fleet has one), so connections are pooled across jobs. */
 export class DispatcherCache {
+  readonly #floor: TargetPolicy;
   readonly #byPolicy = new Map<string, Dispatcher>();
+
+  /** `floor`: the agent's own policy (made with `{ floor: true }`), which every job narrows. */
+  constructor(floor: TargetPolicy) {
+    this.#floor = floor;
+  }
 
   for(allow: readonly string[], deny: readonly string[] = [], schemes?: readonly string[]): Dispatcher {
     const key = `${[...allow].sort().join(',')}|${[...deny].sort().join(',')}|${schemes ? [...schemes].sort().join(',') : '*'}`;
     let d = this.#byPolicy.get(key);
     if (!d) {
-      d = guardedDispatcher(new TargetPolicy({ allow, deny, ...(schemes ? { schemes } : {}) }));
+      d = guardedDispatcher(this.#floor.narrow({ allow, deny, ...(schemes ? { schemes } : {}) }));
       this.#byPolicy.set(key, d);
     }
     return d;

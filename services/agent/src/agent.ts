@@ -1,7 +1,8 @@
 // A regional probe agent. It pulls its region's jobs from the bus, runs each job's probe, and
 // publishes the result; the job is acked only once the result is accepted, so a job is never
 // lost between the two (a crash, a failed publish or a stop brings it back). Stateless: all it
-// knows about a test comes in the job. It serves /metrics and exports a span per probe.
+// knows about a test comes in the job — except where probes may go, which the job can only narrow:
+// the agent's own floor bounds every job. It serves /metrics and exports a span per probe.
 import { hostname } from 'node:os';
 import {
   type Bus,
@@ -12,6 +13,7 @@ import {
   ResultSchema,
   type Subscription,
 } from '@mcp-fleet/bus';
+import { DEFAULT_SCHEMES, describeRanges, PUBLIC_ONLY, TargetPolicy, type TargetPolicyRanges } from '@mcp-fleet/probe';
 import { type TracerProvider, trace } from '@opentelemetry/api';
 import type { Registry } from 'prom-client';
 import { DispatcherCache } from './address-policy';
@@ -20,6 +22,7 @@ import { startHeartbeats } from './heartbeat';
 import { type AgentHttp, serveAgentHttp } from './http';
 import { type JobAnswer, runJob } from './job';
 import { AgentMetrics, type JobKind } from './metrics';
+import { isStale, StaleJobLog } from './stale';
 import { AGENT_VERSION } from './version';
 
 export interface AgentOptions {
@@ -45,8 +48,11 @@ export interface AgentOptions {
   ackWaitMs?: number;
   /** How long stop() lets jobs in flight finish before handing them back. Default 20 s. */
   stopGraceMs?: number;
-  /** Refuse loopback/private/link-local targets the job's `allow` list does not cover. Default true. */
-  enforceAddressPolicy?: boolean;
+  /**
+   * The agent's own target policy (flags --allow/--deny/--schemes, MCP_FLEET_PROBE_*): a job's
+   * allow/deny/schemes narrow it, never widen it. Default: public addresses only, http and https.
+   */
+  floor?: TargetPolicyRanges;
   /** Include prom-client's default process metrics. Default true. */
   processMetrics?: boolean;
 }
@@ -84,7 +90,12 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
   const log = (opts.log ?? createLogger('agent')).child({ agent: id, region });
   const tracer = (opts.tracerProvider ?? trace.getTracerProvider()).getTracer('@mcp-fleet/agent', version);
   const metrics = new AgentMetrics({ region, version, defaultMetrics: opts.processMetrics !== false });
-  const dispatchers = opts.enforceAddressPolicy === false ? undefined : new DispatcherCache();
+  // Bus messages are a trust boundary: whatever a job allows, the floor bounds where probes go.
+  const floorRanges = opts.floor ?? PUBLIC_ONLY;
+  const dispatchers = new DispatcherCache(
+    new TargetPolicy(floorRanges, { floor: true, onRefused: () => metrics.floorRefusal() }),
+  );
+  const staleLog = new StaleJobLog(log);
   const startedAt = new Date().toISOString();
 
   const working = new Set<Work>();
@@ -129,13 +140,22 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
       );
       return;
     }
+    const now = Date.now();
+    if (isStale(job, now)) {
+      // Acked, not terminated: nothing is wrong with it, its time has passed (and a term is logged per job).
+      metrics.job(work.kind, 'stale');
+      staleLog.dropped(job, now);
+      await settle('ack', job, () => delivery.ack());
+      work.state = 'done';
+      return;
+    }
     let answer: JobAnswer;
     try {
       answer = await runJob(job, {
         agent: id,
         tracer,
         timeoutCapMs: opts.jobTimeoutMs ?? 120_000,
-        ...(dispatchers ? { dispatcher: dispatchers.for(job.allow, job.deny, job.schemes) } : {}),
+        dispatcher: dispatchers.for(job.allow, job.deny, job.schemes),
         onTelemetryError: (err) => log.warn({ err, jobId: job.jobId }, 'a span could not be recorded'),
       });
       if (answer.ok) {
@@ -226,7 +246,7 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
   } catch (err) {
     // A bad region or a closed bus: leave nothing listening behind.
     await http?.close();
-    await dispatchers?.destroy();
+    await dispatchers.destroy();
     throw err;
   }
 
@@ -237,6 +257,10 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
     onError: (err) => log.warn({ err }, 'heartbeat not published'),
   });
   log.info({ concurrency, metricsUrl: http ? `${http.url}/metrics` : null }, 'agent started');
+  log.info(
+    { floor: { allow: floorRanges.allow, deny: floorRanges.deny, schemes: floorRanges.schemes ?? DEFAULT_SCHEMES } },
+    `probe floor: ${describeRanges(floorRanges)}; a job's allow/deny/schemes can narrow it, never widen it`,
+  );
 
   let stopped: Promise<void> | undefined;
   const stop = async (): Promise<void> => {
@@ -263,8 +287,9 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
       await drained;
     }
     await heartbeats.stop();
+    staleLog.flush();
     await http?.close();
-    await dispatchers?.destroy();
+    await dispatchers.destroy();
     log.info('agent stopped');
   };
 

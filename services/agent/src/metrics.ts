@@ -6,8 +6,11 @@ import { isRevision, REVISION_NAMES } from '@mcp-fleet/probe';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 export type JobKind = 'handshake' | 'detection';
-/** How a job ended for the agent: result accepted, result not accepted (nak'ed), our own failure, or handed back at stop. */
-export type JobResult = 'ok' | 'failed_publish' | 'error' | 'returned';
+/**
+ * How a job ended for the agent: result accepted, result not accepted (nak'ed), our own failure,
+ * handed back at stop, or dropped unprobed because its slot was stale.
+ */
+export type JobResult = 'ok' | 'failed_publish' | 'error' | 'returned' | 'stale';
 
 /** 5 ms … 30 s: a loopback handshake takes milliseconds, a detection against a slow server up to its 20 s cap. */
 export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30];
@@ -30,6 +33,7 @@ export class AgentMetrics {
   readonly #detections: Counter<'outcome' | 'region'>;
   readonly #jobs: Counter<'region' | 'kind' | 'result'>;
   readonly #inFlight: Gauge<'region'>;
+  readonly #floorRefusals: Counter<'region'>;
 
   constructor(opts: { region: string; version: string; defaultMetrics?: boolean }) {
     this.#region = opts.region;
@@ -69,13 +73,19 @@ export class AgentMetrics {
     });
     this.#jobs = new Counter({
       name: 'mcp_agent_jobs_total',
-      help: 'Jobs handled: ok (result accepted, job acked), failed_publish, error (an agent fault), returned (handed back at stop).',
+      help: 'Jobs handled: ok (result accepted, job acked), failed_publish, error (an agent fault), returned (handed back at stop), stale (dropped unprobed: its slot was past its staleAt).',
       labelNames: ['region', 'kind', 'result'],
       registers,
     });
     this.#inFlight = new Gauge({
       name: 'mcp_agent_in_flight',
       help: 'Jobs this agent is working on.',
+      labelNames: ['region'],
+      registers,
+    });
+    this.#floorRefusals = new Counter({
+      name: 'mcp_agent_floor_refusals_total',
+      help: "Addresses or schemes a probe was about to dial that the job's policy allowed but the agent's own floor (--allow/--deny/--schemes, MCP_FLEET_PROBE_*) refused.",
       labelNames: ['region'],
       registers,
     });
@@ -95,6 +105,8 @@ export class AgentMetrics {
       for (const to of REVISION_NAMES)
         if (from !== to) this.#eraMoves.inc({ from_revision: from, to_revision: to, region }, 0);
     for (const outcome of DETECTION_OUTCOMES) this.#detections.inc({ outcome, region }, 0);
+    this.#floorRefusals.inc({ region }, 0);
+    for (const kind of ['handshake', 'detection'] as const) this.#jobs.inc({ region, kind, result: 'stale' }, 0);
   }
 
   handshake(run: HandshakeRun): void {
@@ -123,6 +135,10 @@ export class AgentMetrics {
 
   job(kind: JobKind, result: JobResult): void {
     this.#jobs.inc({ region: this.#region, kind, result });
+  }
+
+  floorRefusal(): void {
+    this.#floorRefusals.inc({ region: this.#region });
   }
 
   inFlight(count: number): void {

@@ -1,12 +1,24 @@
 // The agent end to end on the real in-process bus and the real simulated fleet: jobs in, results
 // out, acks only after the result is accepted, /metrics over HTTP, spans in memory, and the
 // unhappy paths (a silent server, a failing publish, an agent fault, stop with work in hand).
+
+import { type AddressInfo, createServer as createTcpServer, type Server as TcpServer } from 'node:net';
 import { type Bus, createLogger, createMemoryBus, type Heartbeat, type MemoryBus, type Result } from '@mcp-fleet/bus';
 import { SIM_BEARER_TOKEN, type Sim, startSim } from '@mcp-fleet/fleet-sim';
 import type { TracerProvider } from '@opentelemetry/api';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Agent, type AgentOptions, startAgent } from '../src';
-import { makeJob, memoryTracing, parseMetrics, REGION, type Sample, seriesValue, waitFor } from './support';
+import { StaleJobLog } from '../src/stale';
+import {
+  LOOPBACK_FLOOR,
+  makeJob,
+  memoryTracing,
+  parseMetrics,
+  REGION,
+  type Sample,
+  seriesValue,
+  waitFor,
+} from './support';
 
 let sim: Sim;
 beforeAll(async () => {
@@ -58,6 +70,7 @@ async function harness(busOverride?: (bus: MemoryBus) => Bus): Promise<Harness> 
         tracerProvider: tracing.provider,
         log: createLogger('agent', 'debug', { write: (line: string) => logs.push(line) }),
         ackWaitMs: 2_000,
+        floor: LOOPBACK_FLOOR,
         ...opts,
       });
       h.agents.push(agent);
@@ -475,3 +488,194 @@ describe('stop()', () => {
 async function scrapeRegistry(agent: Agent): Promise<{ samples: Sample[] }> {
   return { samples: parseMetrics(await agent.registry.metrics()) };
 }
+
+/** A listener on `host` that counts connections and answers each with a plain 200 (it should see none). */
+async function countingListener(
+  host: string,
+): Promise<{ url: string; connections: () => number; close(): Promise<void> }> {
+  let connections = 0;
+  const server: TcpServer = createTcpServer((socket) => {
+    connections += 1;
+    socket.end('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}');
+  });
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  return {
+    url: `http://${host}:${(server.address() as AddressInfo).port}/mcp`,
+    connections: () => connections,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+describe("the agent's own floor", () => {
+  it('an agent whose floor does not allow 127.0.0.0/8 refuses a job that allows it, and says its floor at start', async () => {
+    const h = await harness();
+    // No floor given: the default, public addresses only. The job (as the fleet's) allows loopback.
+    const agent = await h.start({ floor: undefined });
+    const before = sim.requests('modern').length;
+    const handshakeJob = makeJob({ url: url('modern'), allow: ['127.0.0.0/8'] });
+    const detectionJob = makeJob({ kind: 'detection', url: url('modern'), allow: ['127.0.0.0/8'] });
+    await h.bus.publishJob(handshakeJob);
+    await h.bus.publishJob(detectionJob);
+    const run = (await waitFor('the handshake result', () => resultOf(h, handshakeJob.jobId))).run!;
+    expect(run.outcome).toBe('unreachable');
+    expect(run.message).toContain(
+      '127.0.0.1 is loopback, private or link-local and the probe floor (MCP_FLEET_PROBE_ALLOW) does not cover it',
+    );
+    const detection = (await waitFor('the detection result', () => resultOf(h, detectionJob.jobId))).detection!;
+    expect(detection.outcome).toBe('NONE');
+    for (const r of detection.revisions)
+      expect(r.evidence?.message).toMatch(/the probe floor \(MCP_FLEET_PROBE_ALLOW\)/);
+    expect(sim.requests('modern').length).toBe(before);
+
+    const { samples } = await scrape(agent);
+    expect(seriesValue(samples, 'mcp_agent_floor_refusals_total', { region: REGION })).toBeGreaterThanOrEqual(2);
+    const floorLine = h.logs.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.floor);
+    expect(floorLine).toMatchObject({
+      msg: "probe floor: allow public addresses only; deny none; schemes http, https; a job's allow/deny/schemes can narrow it, never widen it",
+      floor: { allow: [], deny: [], schemes: ['http', 'https'] },
+    });
+  });
+
+  it('a job cannot open a metadata address the floor does not name, even when the job names it', async () => {
+    const h = await harness();
+    // The floor opens loopback (the sim), not link-local; the job names 169.254.169.254 itself.
+    await h.start({ floor: { allow: ['127.0.0.0/8', '0.0.0.0/0'], deny: [] } });
+    const allow = ['127.0.0.0/8', '169.254.169.254/32', '64:ff9b::/96', '::ffff:0:0/96'];
+    const urls = [
+      'http://169.254.169.254/latest/meta-data/',
+      'http://[::ffff:169.254.169.254]/latest/meta-data/',
+      'http://[64:ff9b::a9fe:a9fe]/latest/meta-data/',
+    ];
+    const jobs = urls.map((u) => makeJob({ url: u, revision: '2025-06-18', allow }));
+    for (const job of jobs) await h.bus.publishJob(job);
+    await waitFor('three results', () => h.results.length === 3);
+    for (const job of jobs) {
+      const run = resultOf(h, job.jobId)!.run!;
+      expect(run.outcome, job.url).toBe('unreachable');
+      expect(run.message, job.url).toContain(
+        '169.254.169.254 is loopback, private or link-local and the probe floor (MCP_FLEET_PROBE_ALLOW) does not name it',
+      );
+    }
+    // (A dial to 169.254.169.254 would also have failed this test through the loopback guard.)
+  });
+
+  it("the floor allows and the job narrows: the job's allow, deny and schemes still refuse", async () => {
+    const h = await harness();
+    await h.start({ floor: { allow: ['127.0.0.0/8'], deny: [] } });
+    const denied = await countingListener('127.0.0.2');
+    try {
+      const jobs = [
+        makeJob({ url: denied.url, allow: ['127.0.0.0/8'], deny: ['127.0.0.2/32'] }),
+        makeJob({ url: url('modern'), allow: [] }),
+        makeJob({ url: url('modern'), schemes: ['https'] }),
+      ];
+      for (const job of jobs) await h.bus.publishJob(job);
+      await waitFor('three results', () => h.results.length === 3);
+      const message = (i: number) => resultOf(h, jobs[i]!.jobId)!.run!.message;
+      expect(message(0)).toContain('127.0.0.2 is in a range the policy denies');
+      expect(message(1)).toContain('127.0.0.1 is loopback, private or link-local and policy.allow does not cover it');
+      expect(message(2)).toContain('the scheme http: is not one the policy allows (policy.schemes: https)');
+      expect(h.results.every((r) => r.run?.outcome === 'unreachable')).toBe(true);
+      expect(denied.connections()).toBe(0);
+    } finally {
+      await denied.close();
+    }
+  });
+
+  it("the effective policy is both: the floor's deny and schemes hold against a job that allows", async () => {
+    const h = await harness();
+    const agent = await h.start({ floor: { allow: ['127.0.0.0/8'], deny: ['127.0.0.3/32'] } });
+    const floorDenied = await countingListener('127.0.0.3');
+    try {
+      const refused = makeJob({ url: floorDenied.url, allow: ['127.0.0.0/8'], deny: [] });
+      const admitted = makeJob({ url: url('modern'), currentRevision: '2026-07-28' });
+      await h.bus.publishJob(refused);
+      await h.bus.publishJob(admitted);
+      await waitFor('both results', () => h.results.length === 2);
+      expect(resultOf(h, refused.jobId)!.run).toMatchObject({ outcome: 'unreachable' });
+      expect(resultOf(h, refused.jobId)!.run!.message).toContain(
+        '127.0.0.3 is in a range the probe floor denies (MCP_FLEET_PROBE_DENY)',
+      );
+      expect(resultOf(h, admitted.jobId)!.run).toMatchObject({ outcome: 'success', negotiated: '2026-07-28' });
+      expect(floorDenied.connections()).toBe(0);
+      await agent.stop();
+
+      // A floor of https only: the job's default schemes (http and https) do not bring http back.
+      await h.start({ floor: { allow: ['127.0.0.0/8'], deny: [], schemes: ['https'] } });
+      const http = makeJob({ url: url('modern') });
+      await h.bus.publishJob(http);
+      const run = (await waitFor('the result', () => resultOf(h, http.jobId))).run!;
+      expect(run.outcome).toBe('unreachable');
+      expect(run.message).toContain(
+        'the scheme http: is not one the probe floor allows (MCP_FLEET_PROBE_SCHEMES: https)',
+      );
+    } finally {
+      await floorDenied.close();
+    }
+  });
+});
+
+describe('stale jobs', () => {
+  it('an agent started after a backlog of old jobs drops them unprobed, runs the fresh one, and counts them', async () => {
+    const h = await harness();
+    const now = Date.now();
+    // A test every 15 s: a slot is stale once its next slot is due, and 10 s more (as the scheduler says).
+    const slotJob = (slot: number, kind: 'handshake' | 'detection' = 'handshake') =>
+      makeJob({
+        kind,
+        url: url('modern'),
+        ...(kind === 'handshake' ? { currentRevision: '2026-07-28' as const } : {}),
+        slot,
+        scheduledAt: new Date(slot).toISOString(),
+        staleAt: slot + 15_000 + 10_000,
+      });
+    // Five old slots, past their staleAt (an outage's backlog), an old detection, then the current slot.
+    const old = [6, 5, 4, 3, 2].map((n) => slotJob(now - n * 15_000));
+    const oldDetection = slotJob(now - 2 * 15_000, 'detection');
+    const fresh = slotJob(now);
+    for (const job of [...old, oldDetection, fresh]) await h.bus.publishJob(job);
+    const before = sim.requests('modern').length;
+
+    const agent = await h.start();
+    await waitFor('the fresh result', () => resultOf(h, fresh.jobId));
+    await waitFor('the backlog to be gone', async () => (await h.bus.pending()).jobs[REGION] === 0);
+    await settle(2_500); // past the ack wait: nothing comes back
+    expect(h.results.map((r) => r.jobId)).toEqual([fresh.jobId]);
+    expect(h.tracing.spans().filter((s) => s.name.startsWith('mcp.'))).toHaveLength(1);
+    expect(sim.requests('modern').length - before).toBe(resultOf(h, fresh.jobId)!.run!.requests);
+
+    const { samples } = await scrape(agent);
+    expect(seriesValue(samples, 'mcp_agent_jobs_total', { kind: 'handshake', result: 'stale' })).toBe(5);
+    expect(seriesValue(samples, 'mcp_agent_jobs_total', { kind: 'detection', result: 'stale' })).toBe(1);
+    expect(seriesValue(samples, 'mcp_agent_jobs_total', { kind: 'handshake', result: 'ok' })).toBe(1);
+
+    // Logged once: the first drop says why; the rest are a count, not a line each.
+    await agent.stop();
+    const lines = h.logs.map((l) => JSON.parse(l) as Record<string, unknown>);
+    const first = lines.filter((l) => String(l.msg).startsWith('dropping stale jobs unprobed'));
+    expect(first).toHaveLength(1);
+    expect(lines.filter((l) => l.msg === 'more stale jobs dropped unprobed')).toEqual([
+      expect.objectContaining({ dropped: 5 }),
+    ]);
+    const staleIds = [...old, oldDetection].map((j) => j.jobId);
+    expect(h.logs.filter((l) => staleIds.some((id) => l.includes(id)))).toHaveLength(1);
+    expect(h.bus.stats().poison).toBe(0);
+  });
+
+  it('sums up further drops at most once per period, and tells the rest at stop', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const log = createLogger('agent', 'debug', { write: (line: string) => lines.push(JSON.parse(line)) });
+    const staleLog = new StaleJobLog(log, 300);
+    const job = makeJob({ url: 'http://127.0.0.1:9/mcp', staleAt: 1 });
+    for (let i = 0; i < 4; i++) staleLog.dropped(job, Date.now());
+    expect(lines.map((l) => l.msg)).toHaveLength(1);
+    await waitFor('the summary', () => lines.length === 2);
+    expect(lines[1]).toMatchObject({ msg: 'more stale jobs dropped unprobed', dropped: 3 });
+    staleLog.dropped(job, Date.now());
+    staleLog.dropped(job, Date.now());
+    staleLog.flush();
+    expect(lines[2]).toMatchObject({ dropped: 2 });
+    staleLog.flush();
+    expect(lines).toHaveLength(3);
+  });
+});

@@ -22,6 +22,8 @@ interface Input {
 
 const input = JSON.parse(process.env.MCP_FLEET_HOSTILE_MEMORY ?? '') as Input;
 const REGION = 'eu-west';
+/** The hostile targets listen on loopback: the agent's floor lets jobs reach it. */
+const LOOPBACK_FLOOR = { allow: ['127.0.0.0/8'], deny: [] };
 const HEALTHY_EVERY_MS = 250;
 const gc = (globalThis as { gc?: () => void }).gc;
 const emit = (line: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(line)}\n`);
@@ -141,6 +143,7 @@ const agent = await startAgent({
   log: quiet,
   heartbeatMs: 60_000,
   processMetrics: false,
+  floor: LOOPBACK_FLOOR,
 });
 
 const healthyTimer = setInterval(() => {

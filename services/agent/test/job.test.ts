@@ -1,15 +1,16 @@
 // One job, no bus: the probe runs against real sim servers inside its span, and the result and
 // spans say what happened, without a credential anywhere.
 import { SIM_BEARER_TOKEN, type Sim, startSim } from '@mcp-fleet/fleet-sim';
+import { TargetPolicy } from '@mcp-fleet/probe';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DispatcherCache } from '../src/address-policy';
 import { runJob } from '../src/job';
-import { makeJob, memoryTracing } from './support';
+import { LOOPBACK_ALLOWED, makeJob, memoryTracing } from './support';
 
 let sim: Sim;
 const tracing = memoryTracing();
-const dispatchers = new DispatcherCache();
+const dispatchers = new DispatcherCache(new TargetPolicy({ allow: LOOPBACK_ALLOWED, deny: [] }, { floor: true }));
 const tracer = tracing.provider.getTracer('test');
 const ctx = (allow: string[] = ['127.0.0.0/8']) => ({
   agent: 'agent-test',

@@ -13,6 +13,9 @@ export const REGION = 'eu-west';
 /** The sim listens on loopback: the fleet file must allow it, as the demo's does. */
 export const LOOPBACK_ALLOWED = ['127.0.0.0/8'];
 
+/** An agent's floor that lets jobs reach the sim (the default floor is public addresses only). */
+export const LOOPBACK_FLOOR = { allow: LOOPBACK_ALLOWED, deny: [] };
+
 export function makeJob(fields: Partial<Job> & Pick<Job, 'url'>): Job {
   const kind = fields.kind ?? 'handshake';
   return {

@@ -6,7 +6,7 @@ import { createLogger, createMemoryBus, type Result } from '@mcp-fleet/bus';
 import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, startTracing, tracesUrl } from '../src';
-import { makeJob, REGION, waitFor } from './support';
+import { LOOPBACK_FLOOR, makeJob, REGION, waitFor } from './support';
 
 let sim: Sim;
 beforeAll(async () => {
@@ -27,7 +27,7 @@ async function runOne(): Promise<Result> {
     },
     { concurrency: 1 },
   );
-  const agent = await startAgent({ bus, region: REGION, log, metricsPort: null });
+  const agent = await startAgent({ bus, region: REGION, log, metricsPort: null, floor: LOOPBACK_FLOOR });
   const job = makeJob({ url: sim.target('modern').url, currentRevision: '2026-07-28' });
   await bus.publishJob(job);
   const result = await waitFor('the result', () => results[0]);

@@ -1,6 +1,7 @@
 // The in-process queue for one-machine mode and tests, with the NATS bus's semantics: one shared
 // work queue per region (and one for results), dedupe by job id within a window, ack/nak/term,
-// redelivery after the ack wait, max deliveries, poison terminated before any handler sees it.
+// redelivery after the ack wait, max deliveries, poison terminated before any handler sees it,
+// and the jobs stream's limits (a max age, a cap per region that discards the oldest).
 // Messages are stored serialized, as on the wire, and validated again when consumed.
 import type { Bus, ConsumeOptions, Handler, Subscription } from './bus';
 import {
@@ -28,7 +29,7 @@ import {
   ResultSchema,
   subjects,
 } from './messages';
-import { BUS_DEFAULTS, type QueueOptions } from './options';
+import { BUS_DEFAULTS, jobLimits, type QueueOptions } from './options';
 
 export type MemoryBusOptions = QueueOptions;
 
@@ -42,6 +43,8 @@ interface Message {
   seq: number;
   subject: string;
   data: string | Uint8Array;
+  /** When it was published (Date.now()): a job older than the max age is gone. */
+  at: number;
   deliveries: number;
   /** The delivery that may still nak or extend it; null while it waits in the queue. */
   current: symbol | null;
@@ -64,6 +67,8 @@ interface Queue<T> {
   workers: Worker<T>[];
   /** Round robin over the workers, so agents of a region share the work. */
   turn: number;
+  /** Jobs queues: what the stream holds (waiting or in flight, oldest first), against its limits. */
+  limits?: { maxAgeMs: number; maxMessages: number; stored: Set<Message> };
 }
 
 /** Job ids seen within the window; a Map keeps insertion order, which is expiry order. */
@@ -85,14 +90,15 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): MemoryBus {
   const log = opts.log ?? createLogger('bus');
   const defaultAckWaitMs = opts.ackWaitMs ?? BUS_DEFAULTS.ackWaitMs;
   const maxDeliver = opts.maxDeliver ?? BUS_DEFAULTS.maxDeliver;
-  const windowMs = opts.duplicateWindowMs ?? BUS_DEFAULTS.duplicateWindowMs;
+  const limits = jobLimits(opts);
   const stats = emptyStats();
   const ctx: Context = { log, stats, nakBackoffMs: opts.nakBackoffMs ?? BUS_DEFAULTS.nakBackoffMs };
   const names = subjects(BUS_DEFAULTS.namespace);
   const jobQueues = new Map<string, Queue<Job>>();
   const results = newQueue<Result>('ingest', decodeResult);
-  const jobIds = new Dedupe(windowMs);
-  const resultIds = new Dedupe(windowMs);
+  // As on NATS, the jobs' dedupe window is at most their max age; results keep theirs.
+  const jobIds = new Dedupe(limits.duplicateWindowMs);
+  const resultIds = new Dedupe(opts.duplicateWindowMs ?? BUS_DEFAULTS.duplicateWindowMs);
   const heartbeatHandlers = new Set<(heartbeat: Heartbeat) => void>();
   // Every timer is unref'd and tracked, so the queue never keeps the process alive and close() clears them.
   const timers = new Set<NodeJS.Timeout>();
@@ -107,6 +113,7 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): MemoryBus {
     let queue = jobQueues.get(region);
     if (!queue) {
       queue = newQueue<Job>(`jobs-${region}`, (data) => decodeJob(region, data));
+      queue.limits = { maxAgeMs: limits.maxAgeMs, maxMessages: limits.maxPerRegion, stored: new Set() };
       jobQueues.set(region, queue);
     }
     return queue;
@@ -133,8 +140,32 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): MemoryBus {
   }
 
   function enqueue<T>(queue: Queue<T>, subject: string, data: string | Uint8Array) {
-    queue.ready.push({ seq: ++seq, subject, data, deliveries: 0, current: null, done: false });
+    const message: Message = { seq: ++seq, subject, data, at: Date.now(), deliveries: 0, current: null, done: false };
+    queue.ready.push(message);
+    if (queue.limits) {
+      queue.limits.stored.add(message);
+      // Past the cap, the oldest job goes, waiting or in flight (NATS: discard old per subject).
+      for (const oldest of queue.limits.stored) {
+        if (queue.limits.stored.size <= queue.limits.maxMessages) break;
+        remove(queue, oldest);
+      }
+    }
     pump(queue);
+  }
+
+  /** Out of the stream: acked, terminated, dropped, discarded or expired. */
+  function remove<T>(queue: Queue<T>, message: Message) {
+    message.done = true;
+    queue.limits?.stored.delete(message);
+  }
+
+  /** Jobs past the max age leave the stream (oldest first, so the scan stops at the first young one). */
+  function expire<T>(queue: Queue<T>, now = Date.now()) {
+    if (!queue.limits) return;
+    for (const message of queue.limits.stored) {
+      if (now - message.at <= queue.limits.maxAgeMs) break;
+      remove(queue, message);
+    }
   }
 
   function freeWorker<T>(queue: Queue<T>): Worker<T> | undefined {
@@ -151,6 +182,7 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): MemoryBus {
   }
 
   function pump<T>(queue: Queue<T>) {
+    expire(queue);
     while (!closed && queue.ready.length > 0) {
       const worker = freeWorker(queue);
       if (!worker) return;
@@ -164,7 +196,7 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): MemoryBus {
     if (closed) return;
     // Results are never dropped: ingest naks only what the database could not take (see nats.ts).
     if (queue.consumer !== 'ingest' && message.deliveries >= maxDeliver) {
-      message.done = true;
+      remove(queue, message);
       stats.dropped++;
       log.warn(
         { consumer: queue.consumer, subject: message.subject, seq: message.seq, deliveries: message.deliveries },
@@ -201,11 +233,11 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): MemoryBus {
       // the work is done (or hopeless) either way.
       ack: async () => {
         cancel(ackTimer);
-        message.done = true;
+        remove(queue, message);
       },
       term: async () => {
         cancel(ackTimer);
-        message.done = true;
+        remove(queue, message);
       },
       nak: async (delayMs) => {
         if (!current()) return;
@@ -279,7 +311,10 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): MemoryBus {
   }
 
   /** Messages never delivered yet (NATS's num_pending). */
-  const waiting = <T>(queue: Queue<T>) => queue.ready.filter((m) => m.deliveries === 0 && !m.done).length;
+  const waiting = <T>(queue: Queue<T>) => {
+    expire(queue);
+    return queue.ready.filter((m) => m.deliveries === 0 && !m.done).length;
+  };
 
   return {
     kind: 'memory',

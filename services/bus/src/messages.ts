@@ -44,6 +44,12 @@ export const JobSchema = z.object({
   /** The slot this job belongs to: slot start in ms since the epoch. */
   slot: z.number().int().nonnegative(),
   scheduledAt: z.string().datetime(),
+  /**
+   * When the job goes stale (ms since the epoch, the scheduler's clock): an agent that takes it
+   * later drops it unprobed, as its next slot's job is due by then. Absent (a job from a control
+   * before this field): never stale.
+   */
+  staleAt: z.number().int().nonnegative().optional(),
   /** Address ranges the fleet file allows probes to reach beyond the public internet. */
   allow: z.array(z.string()).default([]),
   /** Address ranges the fleet file denies, whatever allow says. */

@@ -1,11 +1,13 @@
 // What the NATS bus declares on the server, and how: two work-queue streams (jobs per region,
-// results), one durable pull consumer per region shared by its agents, one for ingest.
+// results), one durable pull consumer per region shared by its agents, one for ingest. The jobs
+// stream has a max age and a per-subject (per-region) cap that discards the oldest; results none.
 // Everything here stays within NATS 2.9: one filter subject per consumer, no server backoff list
 // (on 2.9 it replaces ack_wait and does not apply to naks), no 2.10+ stream fields.
 import {
   AckPolicy,
   type ConsumerConfig,
   DeliverPolicy,
+  DiscardPolicy,
   JetStreamApiCodes,
   JetStreamApiError,
   type JetStreamManager,
@@ -38,14 +40,39 @@ export type NatsNames = ReturnType<typeof natsNames>;
 
 const isApiError = (err: unknown, code: number) => err instanceof JetStreamApiError && err.code === code;
 
-/** Create the stream, or bring its subjects and dedupe window up to date; retention and storage cannot change. */
-export async function upsertStream(jsm: JetStreamManager, name: string, subject: string, duplicateWindowMs: number) {
+/** How long a message may wait and how many one subject holds (the oldest goes first). */
+export interface StreamLimits {
+  maxAgeMs: number;
+  maxPerSubject: number;
+}
+
+/**
+ * Create the stream, or bring its subjects, dedupe window and limits up to date in place (a
+ * stream from an older version gains them, its messages kept); retention and storage cannot change.
+ */
+export async function upsertStream(
+  jsm: JetStreamManager,
+  name: string,
+  subject: string,
+  duplicateWindowMs: number,
+  limits?: StreamLimits,
+) {
+  const tunable: Partial<StreamConfig> = {
+    subjects: [subject],
+    duplicate_window: nanos(duplicateWindowMs),
+    ...(limits
+      ? {
+          max_age: nanos(limits.maxAgeMs),
+          max_msgs_per_subject: limits.maxPerSubject,
+          discard: DiscardPolicy.Old,
+        }
+      : {}),
+  };
   const want: Partial<StreamConfig> & { name: string } = {
     name,
-    subjects: [subject],
     retention: RetentionPolicy.Workqueue,
     storage: StorageType.File,
-    duplicate_window: nanos(duplicateWindowMs),
+    ...tunable,
   };
   let have: StreamConfig;
   try {
@@ -61,9 +88,14 @@ export async function upsertStream(jsm: JetStreamManager, name: string, subject:
         'it must be a work queue on file storage (delete it to let the bus recreate it)',
     );
   }
-  if (have.subjects.join() !== subject || have.duplicate_window !== want.duplicate_window) {
-    await jsm.streams.update(name, { subjects: [subject], duplicate_window: want.duplicate_window });
-  }
+  const stale =
+    have.subjects.join() !== subject ||
+    have.duplicate_window !== want.duplicate_window ||
+    (limits !== undefined &&
+      (have.max_age !== want.max_age ||
+        have.max_msgs_per_subject !== want.max_msgs_per_subject ||
+        have.discard !== want.discard));
+  if (stale) await jsm.streams.update(name, tunable);
 }
 
 export interface DurableSettings {

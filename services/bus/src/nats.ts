@@ -15,7 +15,7 @@ import { createLogger, type Logger } from './log';
 import { assertRegion, encodeMessage, HeartbeatSchema, JobSchema, parseMessage, ResultSchema } from './messages';
 import { pull } from './nats-pull';
 import { type NatsNames, natsNames, upsertConsumer, upsertStream } from './nats-streams';
-import { BUS_DEFAULTS, type QueueOptions } from './options';
+import { BUS_DEFAULTS, jobLimits, type QueueOptions } from './options';
 
 export interface NatsCredentials {
   user?: string;
@@ -80,6 +80,7 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<NatsBus> {
   // wait and max deliveries only when they were chosen, so a default never overrides a choice.
   const settingsChosen = opts.ackWaitMs !== undefined || opts.maxDeliver !== undefined;
   const duplicateWindowMs = opts.duplicateWindowMs ?? BUS_DEFAULTS.duplicateWindowMs;
+  const limits = jobLimits(opts);
   const stats = emptyStats();
   const ctx: Context = { log, stats, nakBackoffMs: opts.nakBackoffMs ?? BUS_DEFAULTS.nakBackoffMs };
 
@@ -107,7 +108,11 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<NatsBus> {
   }
   const streams = () =>
     once('streams', async () => {
-      await upsertStream(jsm, names.jobsStream, names.allJobs, duplicateWindowMs);
+      // Stale jobs do not pile up: a max age and a cap per region (per subject), the oldest discarded.
+      await upsertStream(jsm, names.jobsStream, names.allJobs, limits.duplicateWindowMs, {
+        maxAgeMs: limits.maxAgeMs,
+        maxPerSubject: limits.maxPerRegion,
+      });
       await upsertStream(jsm, names.resultsStream, names.allResults, duplicateWindowMs);
     });
   const jobsDurable = (region: string, settings = durable, update = false) =>

@@ -11,6 +11,13 @@ export interface QueueOptions {
   maxDeliver?: number;
   /** Delay before redelivery after `nak()` without a delay, by redelivery count (the last repeats). */
   nakBackoffMs?: readonly number[];
+  /**
+   * A job no agent took within this long is removed from its queue (NATS: the jobs stream's
+   * max_age). At least the dedupe window, which is cut to it. Default 1 h. Results never expire.
+   */
+  jobsMaxAgeMs?: number;
+  /** Jobs a region's queue holds at most; past it the oldest goes (NATS: max_msgs_per_subject, discard old). Default 10 000. */
+  jobsMaxPerRegion?: number;
 }
 
 export const BUS_DEFAULTS = {
@@ -19,7 +26,21 @@ export const BUS_DEFAULTS = {
   ackWaitMs: 60_000,
   maxDeliver: 10,
   nakBackoffMs: [1_000, 5_000, 15_000, 30_000, 60_000],
+  // Jobs carry servers' credentials and go stale within an interval or two: an outage of every
+  // agent of a region leaves at most an hour, and at most 10 000 jobs, of them on the broker's disk.
+  jobsMaxAgeMs: 60 * 60_000,
+  jobsMaxPerRegion: 10_000,
 } as const;
+
+/** The jobs queues' limits, and the dedupe window they allow (NATS refuses a window longer than max_age). */
+export function jobLimits(opts: QueueOptions): { maxAgeMs: number; maxPerRegion: number; duplicateWindowMs: number } {
+  const maxAgeMs = opts.jobsMaxAgeMs ?? BUS_DEFAULTS.jobsMaxAgeMs;
+  const maxPerRegion = opts.jobsMaxPerRegion ?? BUS_DEFAULTS.jobsMaxPerRegion;
+  if (!Number.isInteger(maxAgeMs) || maxAgeMs < 1_000) throw new TypeError('jobsMaxAgeMs: at least 1000 ms');
+  if (!Number.isInteger(maxPerRegion) || maxPerRegion < 1) throw new TypeError('jobsMaxPerRegion: at least 1');
+  const duplicateWindowMs = Math.min(opts.duplicateWindowMs ?? BUS_DEFAULTS.duplicateWindowMs, maxAgeMs);
+  return { maxAgeMs, maxPerRegion, duplicateWindowMs };
+}
 
 /** The redelivery delay for a `nak()` without a delay: backs off with each redelivery. */
 export function nakBackoff(backoff: readonly number[], redeliveries: number): number {

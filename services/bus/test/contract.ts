@@ -354,6 +354,55 @@ export function busContract(name: string, harness: Harness) {
       expect(lines().filter((l) => l.msg === 'message dropped after max deliveries')).toHaveLength(1);
     });
 
+    it("caps a region's jobs, discarding the oldest, and leaves other regions alone", async () => {
+      const { bus } = await open({ jobsMaxPerRegion: 3 });
+      const [capped, other] = [freshRegion(), freshRegion()];
+      await bus.ensure([capped, other]);
+      const sent = Array.from({ length: 5 }, () => job(capped));
+      for (const j of sent) await bus.publishJob(j);
+      await bus.publishJob(job(other));
+      await waitFor(async () => (await bus.pending()).jobs[capped] === 3, 10_000, 'the cap');
+      expect((await bus.pending()).jobs[other]).toBe(1);
+      const got = recorder();
+      const sub = bus.consumeJobs(
+        capped,
+        async (d) => {
+          got.seen.push(d);
+          await d.ack();
+        },
+        { concurrency: 1 },
+      );
+      await waitFor(() => got.seen.length === 3);
+      await sleep(300);
+      await sub.stop();
+      expect(got.ids()).toEqual(sent.slice(2).map((j) => j.jobId));
+    });
+
+    it('removes jobs no agent took within the max age; fresh ones still flow', async () => {
+      const { bus } = await open({ jobsMaxAgeMs: 1_000 });
+      const region = freshRegion();
+      await bus.ensure([region]);
+      await bus.publishJob(job(region));
+      await bus.publishJob(job(region));
+      expect((await bus.pending()).jobs[region]).toBe(2);
+      await waitFor(async () => (await bus.pending()).jobs[region] === 0, 15_000, 'the jobs to expire');
+      const fresh = job(region);
+      await bus.publishJob(fresh);
+      const got = recorder();
+      const sub = bus.consumeJobs(
+        region,
+        async (d) => {
+          got.seen.push(d);
+          await d.ack();
+        },
+        { concurrency: 1 },
+      );
+      await waitFor(() => got.seen.length === 1);
+      await sleep(300);
+      await sub.stop();
+      expect(got.ids()).toEqual([fresh.jobId]);
+    });
+
     it('refuses to publish an invalid job', async () => {
       const { bus } = await open();
       const region = freshRegion();

@@ -1,10 +1,10 @@
 // The NATS bus against the contract on the real server (127.0.0.1:4222), in a namespace of its
 // own that is deleted afterwards, plus what only NATS has: the declared streams and consumers.
 import { randomBytes } from 'node:crypto';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import { connect, type NatsConnection, nanos } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Bus, connectNatsBus, type NatsBus, type NatsBusOptions, subjects } from '../src';
+import { type Bus, connectNatsBus, type NatsBus, type NatsBusOptions, natsNames, subjects } from '../src';
 import { busContract } from './contract';
 import { capturedLogger, freshRegion, job, sleep, waitFor } from './fixtures';
 
@@ -57,6 +57,16 @@ describe('nats bus declarations', () => {
       expect(config).toMatchObject({ retention: 'workqueue', storage: 'file', subjects: [subject] });
       expect(config.duplicate_window).toBe(nanos(120_000));
     }
+    // Jobs go stale: an hour at most, 10 000 per region (subject), the oldest discarded. Results never.
+    expect((await jsm.streams.info(bus.names.jobsStream)).config).toMatchObject({
+      max_age: nanos(3_600_000),
+      max_msgs_per_subject: 10_000,
+      discard: 'old',
+    });
+    expect((await jsm.streams.info(bus.names.resultsStream)).config).toMatchObject({
+      max_age: 0,
+      max_msgs_per_subject: -1,
+    });
     const jobs = await jsm.consumers.info(bus.names.jobsStream, `jobs-${region}`);
     expect(jobs.config).toMatchObject({
       durable_name: `jobs-${region}`,
@@ -68,6 +78,45 @@ describe('nats bus declarations', () => {
     const ingest = await jsm.consumers.info(bus.names.resultsStream, 'ingest');
     expect(ingest.config).toMatchObject({ durable_name: 'ingest', ack_policy: 'explicit' });
     await bus.close();
+  });
+
+  it("brings an older version's jobs stream up to the limits in place, keeping its jobs", async () => {
+    const { log } = capturedLogger();
+    const ns = `${namespace}lim`;
+    const names = natsNames(ns);
+    const jsm = await jetstreamManager(raw);
+    // As a version without limits made it, with a job waiting.
+    await jsm.streams.add({
+      name: names.jobsStream,
+      subjects: [names.allJobs],
+      retention: RetentionPolicy.Workqueue,
+      storage: StorageType.File,
+      duplicate_window: nanos(600_000),
+    });
+    const waiting = job('eu-west');
+    await jetstream(raw).publish(names.jobs('eu-west'), JSON.stringify(waiting), { msgID: waiting.jobId });
+    const bus = await open({ log, namespace: ns });
+    try {
+      await bus.ensure(['eu-west']);
+      const info = await jsm.streams.info(names.jobsStream);
+      expect(info.config).toMatchObject({ max_age: nanos(3_600_000), max_msgs_per_subject: 10_000, discard: 'old' });
+      expect(info.state.messages).toBe(1);
+      const seen: string[] = [];
+      const sub = bus.consumeJobs(
+        'eu-west',
+        async (d) => {
+          seen.push(d.value.jobId);
+          await d.ack();
+        },
+        { concurrency: 1 },
+      );
+      await waitFor(() => seen.length === 1, 10_000, 'the waiting job');
+      await sub.stop();
+      expect(seen).toEqual([waiting.jobId]);
+    } finally {
+      await bus.close();
+      for (const stream of [names.jobsStream, names.resultsStream]) await jsm.streams.delete(stream).catch(() => false);
+    }
   });
 
   it('puts the job id in Nats-Msg-Id', async () => {

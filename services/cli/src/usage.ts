@@ -26,7 +26,9 @@ Usage:
                                        the whole monitor on one machine (no file: the demo fleet)
   mcp-fleet control [--fleet file]       the control plane alone (DATABASE_URL, NATS_URL)
   mcp-fleet agent --region <name> [--concurrency N] [--metrics-port P] [--ack-wait ms]
-                                       a regional probe agent (NATS_URL)
+                  [--allow cidrs] [--deny cidrs] [--schemes list]
+                                       a regional probe agent (NATS_URL); its own probe floor
+                                       (default: public addresses, http and https) bounds every job
   mcp-fleet apply [--fleet mcp-fleet.yaml] [--api url]  send the fleet file to the running control
 
 Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28.

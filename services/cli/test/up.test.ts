@@ -114,6 +114,25 @@ describe.each([['embedded'], ['postgres+nats']])('mcp-fleet up (%s)', (flavour) 
     // React separates text nodes with comments: "11<!-- --> <!-- -->servers".
     expect(serversPage.replace(/<!-- -->/g, '')).toContain('11 servers');
 
+    // The probe floor of control and the agents is the fleet given at start (the demo's 127.0.0.0/8):
+    // a fleet applied over the API may allow more (::1 here), and control's own probes still refuse it.
+    expect(stdout).toMatch(/Probe floor\s+allow public addresses and 127\.0\.0\.0\/8; deny none; schemes http, https/);
+    const wider = await fetch(`${api}/api/fleet`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/yaml' },
+      body: 'regions: [eu-west, us-east]\nservers: []\npolicy: { allow: ["127.0.0.0/8", "::1/128"] }\n',
+    });
+    expect(wider.status).toBe(200);
+    const detect = await fetch(`${api}/api/detect`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ url: `http://[::1]:${apiPort}/mcp` }),
+    });
+    expect(detect.status).toBe(400);
+    expect(((await detect.json()) as { error: string }).error).toBe(
+      'url: ::1 is loopback, private or link-local and the probe floor (MCP_FLEET_PROBE_ALLOW) does not cover it',
+    );
+
     const exited = new Promise<number | null>((resolve) => child!.once('exit', (code) => resolve(code)));
     child.kill('SIGINT');
     expect(await exited).toBe(0);

@@ -55,7 +55,10 @@ export interface ApiContext {
   /** Apply a fleet definition (as the fleet file at start or on SIGHUP). */
   apply: (fleet: FleetDefinition) => Promise<ApplySummary>;
   regions: () => string[];
+  /** The fleet's policy: what a server's URL may be. */
   policy: () => TargetPolicy;
+  /** Where control's own probes may go: its floor narrowed by the fleet's policy. */
+  probePolicy: () => TargetPolicy;
   /** The fleet changed: reschedule. */
   changed: () => void;
   metricsText: () => Promise<{ text: string; contentType: string }>;
@@ -112,18 +115,18 @@ export function createApi(ctx: ApiContext): Router {
       if (!ctx.regions().includes(r))
         throw new HttpError(400, `regions: "${r}" is not one of the fleet's regions (${ctx.regions().join(', ')})`);
   };
-  const checkTarget = (url: string) => {
-    const refused = ctx.policy().refusesUrl(new URL(url));
+  const checkTarget = (url: string, policy = ctx.policy()) => {
+    const refused = policy.refusesUrl(new URL(url));
     if (refused) throw new HttpError(400, `url: ${refused}`);
   };
-  /** Seed 001: saving a pinned test runs it once first; it is saved only if it passes. */
   /**
-   * Control's own probes (a pin's first run, /api/detect) dial through the policy's guarded
-   * dispatcher, as agents do: checkTarget judges address literals, this judges what a name resolves to.
+   * Control's own probes (a pin's first run, /api/detect) dial through a guarded dispatcher, as
+   * agents do, under control's floor narrowed by the fleet's policy: checkTarget judges address
+   * literals, the dispatcher what a name resolves to.
    */
   const guarded = new WeakMap<TargetPolicy, ReturnType<typeof guardedDispatcher>>();
   const dispatcher = () => {
-    const policy = ctx.policy();
+    const policy = ctx.probePolicy();
     let d = guarded.get(policy);
     if (!d) {
       d = guardedDispatcher(policy);
@@ -131,6 +134,7 @@ export function createApi(ctx: ApiContext): Router {
     }
     return d;
   };
+  /** Seed 001: saving a pinned test runs it once first; it is saved only if it passes. */
   const runPinFirst = async (url: string, headers: Record<string, string>, timeoutMs: number, revision: Revision) => {
     const run = await handshake(url, { revision, headers, timeoutMs, dispatcher: dispatcher() });
     if (!isPassing(run.outcome)) throw new PinRefused(revision, run);
@@ -303,7 +307,7 @@ export function createApi(ctx: ApiContext): Router {
     .on('GET', '/api/regions', async () => ({ json: { regions: ctx.regions() } }))
     .on('POST', '/api/detect', async (req) => {
       const body = parseBody(Detect, req.body);
-      checkTarget(body.url);
+      checkTarget(body.url, ctx.probePolicy());
       return {
         json: await detect(body.url, {
           headers: body.headers,

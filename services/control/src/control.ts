@@ -3,7 +3,16 @@
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Bus, Logger, Subscription } from '@mcp-fleet/bus';
-import { isPassing, isRevision, type Revision, revisionInfo, TargetPolicy } from '@mcp-fleet/probe';
+import {
+  describeRanges,
+  isPassing,
+  isRevision,
+  PUBLIC_ONLY,
+  type Revision,
+  revisionInfo,
+  TargetPolicy,
+  type TargetPolicyRanges,
+} from '@mcp-fleet/probe';
 import {
   CredentialsUnreadableError,
   DEFAULT_RUN_RETENTION_DAYS,
@@ -35,6 +44,11 @@ export interface ControlOptions {
   fleet?: FleetDefinition | null;
   /** Regions when no fleet definition names them. */
   regions?: string[];
+  /**
+   * Control's own probe floor (MCP_FLEET_PROBE_*): where its own probes — POST /api/detect, a
+   * pinned test's first run — may go, narrowed by the fleet's policy. Default: public addresses only.
+   */
+  probeFloor?: TargetPolicyRanges;
   port?: number;
   /** Default 127.0.0.1; beyond loopback only with `auth` on or `allowUnauthenticated`. */
   host?: string;
@@ -77,6 +91,15 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
   let regions = opts.fleet?.regions ?? opts.regions ?? ['local'];
   let ranges = opts.fleet?.policy ?? { allow: [], deny: [] };
   let policy = new TargetPolicy(ranges);
+  // Control's own probes go where both its floor and the fleet's policy let them: a fleet applied
+  // over the API cannot point them at control's own network.
+  const floorRanges = opts.probeFloor ?? PUBLIC_ONLY;
+  const floor = new TargetPolicy(floorRanges, { floor: true });
+  let probePolicy = floor.narrow(ranges);
+  log.info(
+    { floor: floorRanges },
+    `probe floor of control's own probes (detect, a pinned test's first run): ${describeRanges(floorRanges)}`,
+  );
   const current = new Map<string, Revision>();
   const key = (testId: string, region: string) => `${testId}|${region}`;
 
@@ -176,6 +199,7 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
     regions = fleet.regions;
     ranges = fleet.policy;
     policy = new TargetPolicy(ranges);
+    probePolicy = floor.narrow(ranges);
     await bus.ensure(regions);
     await reschedule();
     log.info({ ...summary, regions }, 'fleet applied');
@@ -190,17 +214,13 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
   const ingest: Subscription = startIngest({
     bus,
     store: {
-      recordRun: async (input) => {
-        const out = await recordRun(db, input);
-        return out.duplicate ? { duplicate: true, eraMove: null } : { duplicate: false, eraMove: out.eraMove };
-      },
+      recordRun: (input) => recordRun(db, input),
       recordDetection: (input) => recordDetection(db, input),
     },
     metrics,
     concurrency: opts.ingestConcurrency,
-    onRun: (testId, region, negotiated) => {
-      if (negotiated) current.set(key(testId, region), negotiated);
-    },
+    regions: () => regions,
+    onRun: (testId, region, revision) => current.set(key(testId, region), revision),
     log,
   });
   const heartbeats = bus.onHeartbeat((hb) => {
@@ -234,6 +254,7 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
     apply,
     regions: () => regions,
     policy: () => policy,
+    probePolicy: () => probePolicy,
     changed: rescheduleSoon,
     metricsText: async () => ({ text: await metrics.registry.metrics(), contentType: metrics.registry.contentType }),
     ready: () => !stopping,

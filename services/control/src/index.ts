@@ -16,5 +16,5 @@ export { type Control, type ControlOptions, startControl } from './control';
 export { formatDuration, parseDuration } from './durations';
 export { type FleetDefinition, FleetFileError, loadFleetFile, parseFleet, type ServerDefinition } from './fleet-file';
 export type { RouteInfo } from './http';
-export { freshnessMs, type ScheduleEntry, Scheduler } from './scheduler';
+export { freshnessMs, type ScheduleEntry, Scheduler, STALE_GRACE_MS, staleAt } from './scheduler';
 export { detectionJobId, handshakeJobId, offsetFor, slotStart } from './slots';

@@ -1,14 +1,23 @@
 // Results ingest: write each run once (idempotent by job id), move the test's current revision,
 // record era moves, and ack only after the database commit. A database that is away makes
 // results wait in the bus (nak with backoff); a result the database can never take is rejected.
+// Results come off the bus, a trust boundary: one from a region that is not the fleet's, or
+// whose test is not its server's (store checks that, and that a detection's server exists), is
+// rejected — terminated as poison, counted, never written and never retried.
 import type { Bus, Delivery, Result, Subscription } from '@mcp-fleet/bus';
 import { isRevision, type Revision } from '@mcp-fleet/probe';
 import type { ControlMetrics } from './metrics';
 
-export interface RecordedRun {
-  duplicate: boolean;
-  eraMove: { from: string; to: string; downgrade: boolean; eraChanged: boolean } | null;
-}
+export type RecordedRun =
+  | { duplicate: true }
+  | {
+      duplicate: false;
+      eraMove: { from: string; to: string; downgrade: boolean; eraChanged: boolean } | null;
+      /** From an older slot than the test's last run in the region: kept, but it moved nothing. */
+      stale: boolean;
+      /** The test's current revision in the region after the run, as the store has it. */
+      currentRevision: string | null;
+    };
 
 /** What ingest needs from the store. */
 export interface IngestStore {
@@ -37,8 +46,13 @@ export interface IngestOptions {
   store: IngestStore;
   metrics: ControlMetrics;
   concurrency?: number;
-  /** Told of every committed run, so the scheduler's view of current revisions stays fresh. */
-  onRun?: (testId: string, region: string, negotiated: Revision | null) => void;
+  /** The fleet's regions now: a result from any other is rejected. */
+  regions: () => readonly string[];
+  /**
+   * Told of every run that moved its test's state (not a stale one), with the test's current
+   * revision after it, so the scheduler's view of current revisions follows the store's.
+   */
+  onRun?: (testId: string, region: string, current: Revision) => void;
   log: { warn: (obj: object, msg: string) => void; error: (obj: object, msg: string) => void };
 }
 
@@ -51,6 +65,16 @@ export function startIngest(opts: IngestOptions): Subscription {
 
 async function ingestOne(d: Delivery<Result>, opts: IngestOptions): Promise<void> {
   const r = d.value;
+  const reject = async (reason: string) => {
+    opts.metrics.ingest.inc({ kind: r.kind, result: 'rejected' });
+    opts.log.error({ jobId: r.jobId, region: r.region, agent: r.agent, reason }, 'result rejected');
+    await d.term(reason);
+  };
+  // The bus validated the message's shape; whether it may be true is for us to judge.
+  if (!opts.regions().includes(r.region)) {
+    await reject(`region ${r.region} is not one of the fleet's regions`);
+    return;
+  }
   try {
     if (r.kind === 'handshake' && r.run && r.testId) {
       const out = await opts.store.recordRun({
@@ -66,9 +90,12 @@ async function ingestOne(d: Delivery<Result>, opts: IngestOptions): Promise<void
         run: r.run,
       });
       opts.metrics.ingest.inc({ kind: r.kind, result: out.duplicate ? 'duplicate' : 'written' });
-      if (out.eraMove)
+      if (!out.duplicate && out.eraMove)
         opts.metrics.moves.inc({ from_revision: out.eraMove.from, to_revision: out.eraMove.to, region: r.region });
-      if (!out.duplicate) opts.onRun?.(r.testId, r.region, isRevision(r.run.negotiated) ? r.run.negotiated : null);
+      // A late result (an older slot) moved nothing in the store, and must not move the next job's
+      // current revision either: that would make a false era move or downgrade in the next run.
+      if (!out.duplicate && !out.stale && isRevision(out.currentRevision))
+        opts.onRun?.(r.testId, r.region, out.currentRevision);
     } else if (r.kind === 'detection' && r.detection) {
       const out = await opts.store.recordDetection({
         jobId: r.jobId,
@@ -78,17 +105,15 @@ async function ingestOne(d: Delivery<Result>, opts: IngestOptions): Promise<void
       });
       opts.metrics.ingest.inc({ kind: r.kind, result: out.duplicate ? 'duplicate' : 'written' });
     } else {
-      opts.metrics.ingest.inc({ kind: r.kind, result: 'rejected' });
-      await d.term('a handshake result without a test id');
+      await reject('a handshake result without a test id');
       return;
     }
     await d.ack();
   } catch (err) {
     const code = (err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code ?? '';
     if (PERMANENT_SQLSTATE.test(code)) {
-      opts.metrics.ingest.inc({ kind: r.kind, result: 'rejected' });
-      opts.log.error({ jobId: r.jobId, code, err: (err as Error).message }, 'result rejected by the database');
-      await d.term(`database rejected the result (${code})`);
+      // An unknown test or server, a test of another server, a value the database cannot hold.
+      await reject(`database rejected the result (${code}): ${(err as Error).message}`);
       return;
     }
     opts.metrics.ingest.inc({ kind: r.kind, result: 'retried' });

@@ -1,6 +1,7 @@
 // The scheduler publishes one job per (test, region, slot) and one detection per (server,
 // region, slot) where asked. Policy after downtime: a slot is published only while it is fresh
 // (within min(interval/2, 10 s) of its start); older slots are skipped, never burst to catch up.
+// Every job says when it goes stale, so agents drop a backlog of old slots instead of probing it.
 import type { Bus, Job } from '@mcp-fleet/bus';
 import type { Revision } from '@mcp-fleet/probe';
 import { detectionJobId, handshakeJobId, offsetFor, slotStart } from './slots';
@@ -40,6 +41,21 @@ export interface SchedulerOptions {
 
 export function freshnessMs(intervalMs: number): number {
   return Math.min(intervalMs / 2, 10_000);
+}
+
+/**
+ * How long past its next slot's start a job is still probed: the next slot's job may be published
+ * up to freshnessMs (≤ 10 s) late, and an agent's clock may run a little ahead of control's.
+ */
+export const STALE_GRACE_MS = 10_000;
+
+/**
+ * When a job goes stale (its `staleAt`): its next slot's job is due by then, so it is superseded.
+ * Not sooner (say, at the end of its freshness window): a busy agent's queue may hold a job that
+ * long and more, and dropping it would lose a slot that nothing replaces yet.
+ */
+export function staleAt(slot: number, intervalMs: number): number {
+  return slot + intervalMs + STALE_GRACE_MS;
 }
 
 export class Scheduler {
@@ -145,6 +161,7 @@ export class Scheduler {
       timeoutMs: entry.timeoutMs,
       slot,
       scheduledAt: new Date(slot).toISOString(),
+      staleAt: staleAt(slot, entry.intervalMs),
       allow: this.#opts.policy().allow,
       deny: this.#opts.policy().deny,
       schemes: this.#opts.policy().schemes,

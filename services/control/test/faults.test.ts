@@ -136,10 +136,12 @@ describe('an agent killed with SIGKILL mid-batch', () => {
     const FAST = 8;
     const region = 'batch-kill';
     // Control (scheduler idle at a 1 h interval, ingest live) over the shared Postgres and NATS.
+    // The batch's region is the fleet's (ingest refuses results from any other), with nothing scheduled there.
     const m = await startMonitor('postgres+nats', [{ name: 'modern' }], {
       interval: '1h',
       agents: false,
       ackWaitMs: 3_000,
+      spareRegions: [region],
     });
     const gate = await startGatedTarget();
     const agents: AgentProcess[] = [];

@@ -27,6 +27,7 @@ import { takeViolations } from '../../probe/test/loopback-guard';
 import { type Control, FleetFileError, parseFleet, startControl } from '../src';
 import { parseDuration } from '../src/durations';
 import { headerMap, revisionChoice, serverName, targetUrl } from '../src/fleet-file';
+import { LOOPBACK_FLOOR } from './support';
 
 const SEED = Number(process.env.MCP_FLEET_FUZZ_SEED ?? 20_260_728);
 const SCALE = Number(process.env.MCP_FLEET_FUZZ_RUNS ?? 1);
@@ -107,7 +108,7 @@ beforeAll(async () => {
     'fuzz fleet',
     {},
   );
-  control = await startControl({ store, bus, log, fleet, port: 0, tickMs: 60_000 });
+  control = await startControl({ store, bus, log, fleet, port: 0, tickMs: 60_000, probeFloor: LOOPBACK_FLOOR });
   const created = await call('POST', '/api/servers', {
     json: { name: 'taken', url: sinkUrl('/mcp'), interval: '15m', headers: { Authorization: 'Bearer fuzz' } },
   });

@@ -9,7 +9,8 @@ import { parseMetrics, seriesValue, waitFor } from '@mcp-fleet/testkit';
 import { jetstream } from '@nats-io/jetstream';
 import { asc, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Flavour, log, type Monitor, NATS_URL, REGIONS, startMonitor } from './support';
+import { parseFleet } from '../src';
+import { type Flavour, fleetYaml, LOOPBACK_FLOOR, log, type Monitor, NATS_URL, REGIONS, startMonitor } from './support';
 
 interface ApiServer {
   id: string;
@@ -32,13 +33,14 @@ describe.each<[Flavour]>([['postgres+nats'], ['pglite+memory']])('the pipeline o
   const currentIn = async (name: string) =>
     Object.fromEntries((await server(name)).byRegion.map((r) => [r.region, r.currentRevision]));
 
+  const SERVERS = [
+    { name: 'modern' },
+    { name: 'sessions-2025-03-26' },
+    { name: 'drifter' },
+    { name: 'drifter-pinned', tests: ['newest', '2025-03-26'] },
+  ];
   beforeAll(async () => {
-    m = await startMonitor(flavour, [
-      { name: 'modern' },
-      { name: 'sessions-2025-03-26' },
-      { name: 'drifter' },
-      { name: 'drifter-pinned', tests: ['newest', '2025-03-26'] },
-    ]);
+    m = await startMonitor(flavour, SERVERS);
   });
   afterAll(async () => {
     await m?.close();
@@ -227,6 +229,9 @@ describe.each<[Flavour]>([['postgres+nats'], ['pglite+memory']])('the pipeline o
     'an agent killed mid-job has its job redelivered and completed exactly once',
     async () => {
       const region = 'kill-test';
+      // A region of the fleet (ingest refuses results from any other) where nothing is scheduled,
+      // so the only job there is this one.
+      await m.control.apply(parseFleet(fleetYaml(m.sim, SERVERS, { spareRegions: [region] }), 'kill-test fleet'));
       const modern = await server('modern');
       const job: Job = {
         jobId: `hs.${modern.tests[0]!.id}.${region}.${Date.now()}`,
@@ -252,7 +257,13 @@ describe.each<[Flavour]>([['postgres+nats'], ['pglite+memory']])('the pipeline o
         process.execPath,
         [CLI, 'agent', '--region', region, '--metrics-port', metricsPort, '--ack-wait', '4000'],
         {
-          env: { ...process.env, NATS_URL, MCP_FLEET_NATS_NAMESPACE: m.namespace, LOG_LEVEL: 'warn' },
+          env: {
+            ...process.env,
+            NATS_URL,
+            MCP_FLEET_NATS_NAMESPACE: m.namespace,
+            MCP_FLEET_PROBE_ALLOW: '127.0.0.0/8',
+            LOG_LEVEL: 'warn',
+          },
           stdio: ['ignore', 'pipe', 'inherit'],
         },
       );
@@ -277,6 +288,7 @@ describe.each<[Flavour]>([['postgres+nats'], ['pglite+memory']])('the pipeline o
           metricsPort: null,
           processMetrics: false,
           ackWaitMs: 4_000,
+          floor: LOOPBACK_FLOOR,
         });
         try {
           const rows = await waitFor(

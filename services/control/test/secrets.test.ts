@@ -37,6 +37,7 @@ import { waitFor } from '@mcp-fleet/testkit';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Control, parseFleet, startControl } from '../src';
+import { LOOPBACK_FLOOR } from './support';
 
 const plant = (what: string) => `planted-${what}-${randomBytes(10).toString('hex')}`;
 /** A wrong bearer token: the `bearer` target's 401 echoes it. */
@@ -256,6 +257,7 @@ beforeAll(async () => {
     fleet: parseFleet(fleetYaml(sim, mirror.url), 'secrets fleet'),
     port: 0,
     tickMs: 50,
+    probeFloor: LOOPBACK_FLOOR,
   });
   agents = await Promise.all(
     REGIONS.map((region) =>
@@ -267,6 +269,7 @@ beforeAll(async () => {
         metricsPort: 0,
         heartbeatMs: 500,
         processMetrics: false,
+        floor: LOOPBACK_FLOOR,
       }),
     ),
   );

@@ -38,14 +38,25 @@ export interface WatchedServer {
   detection?: string;
 }
 
-export function fleetYaml(sim: Sim, servers: WatchedServer[], interval = '2s', timeout = '1500ms'): string {
+/** A probe floor that lets probes reach the sim on loopback (the default is public addresses only). */
+export const LOOPBACK_FLOOR = { allow: ['127.0.0.0/8'], deny: [] };
+
+/** The fleet file for these sim servers; `spareRegions` are fleet regions where none of them is probed. */
+export function fleetYaml(
+  sim: Sim,
+  servers: WatchedServer[],
+  opts: { interval?: string; timeout?: string; spareRegions?: string[] } = {},
+): string {
+  const spareRegions = opts.spareRegions ?? [];
   const lines = [
-    `regions: [${REGIONS.join(', ')}]`,
-    `defaults: { interval: ${interval}, timeout: ${timeout} }`,
+    `regions: [${[...REGIONS, ...spareRegions].join(', ')}]`,
+    `defaults: { interval: ${opts.interval ?? '2s'}, timeout: ${opts.timeout ?? '1500ms'} }`,
     'servers:',
   ];
   for (const s of servers) {
-    lines.push(`  - name: ${s.name}`, `    url: ${sim.target(s.name).url}`, '    tests:');
+    lines.push(`  - name: ${s.name}`, `    url: ${sim.target(s.name).url}`);
+    if (spareRegions.length) lines.push(`    regions: [${REGIONS.join(', ')}]`);
+    lines.push('    tests:');
     for (const t of s.tests ?? ['newest']) lines.push(`      - revision: ${t === 'newest' ? t : `"${t}"`}`);
     if (s.detection) lines.push(`    detection: { interval: ${s.detection} }`);
   }
@@ -56,7 +67,8 @@ export function fleetYaml(sim: Sim, servers: WatchedServer[], interval = '2s', t
 export async function startMonitor(
   flavour: Flavour,
   servers: WatchedServer[],
-  opts: { interval?: string; timeout?: string; ackWaitMs?: number; agents?: boolean } = {},
+  /** `spareRegions`: fleet regions where none of the servers is probed (a test's own jobs go there). */
+  opts: { interval?: string; timeout?: string; ackWaitMs?: number; agents?: boolean; spareRegions?: string[] } = {},
 ): Promise<Monitor> {
   const namespace = `t${randomBytes(5).toString('hex')}`;
   let db: TestDatabase | undefined;
@@ -74,15 +86,23 @@ export async function startMonitor(
   }
   await store.migrate();
   const sim = await startSim({ only: [...new Set([...servers.map((s) => s.name), 'silent'])] });
-  const fleet = parseFleet(fleetYaml(sim, servers, opts.interval, opts.timeout), 'test fleet');
-  const start = () => startControl({ store, bus, log, fleet, port: 0, tickMs: 50 });
+  const fleet = parseFleet(fleetYaml(sim, servers, opts), 'test fleet');
+  const start = () => startControl({ store, bus, log, fleet, port: 0, tickMs: 50, probeFloor: LOOPBACK_FLOOR });
   let control = await start();
   const agents =
     opts.agents === false
       ? []
       : await Promise.all(
           REGIONS.map((region) =>
-            startAgent({ bus, region, log, metricsPort: null, processMetrics: false, heartbeatMs: 500 }),
+            startAgent({
+              bus,
+              region,
+              log,
+              metricsPort: null,
+              processMetrics: false,
+              heartbeatMs: 500,
+              floor: LOOPBACK_FLOOR,
+            }),
           ),
         );
   const monitor: Monitor = {

@@ -27,9 +27,12 @@ export { displayUrl, redact, redactStrings } from './redact';
 export * from './revisions';
 export {
   DEFAULT_SCHEMES,
+  describeRanges,
   guardedDispatcher,
   PolicyRefusal,
+  PUBLIC_ONLY,
   parseCidr,
   TargetPolicy,
+  type TargetPolicyOptions,
   type TargetPolicyRanges,
 } from './target-policy';

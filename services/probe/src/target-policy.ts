@@ -5,6 +5,12 @@
 // address literals when a fleet is applied or a server saved; the dispatcher below checks every
 // address a probe is about to dial, after DNS, so neither a fleet entry nor a DNS answer can point
 // probes at the agent's own network. node:net's BlockList does the CIDR matching.
+//
+// A process that probes (an agent, control) also has a floor of its own: the same kind of ranges,
+// from its own flags or environment. A job's policy (the fleet's, copied into every job) narrows
+// the floor and never widens it: `floor.narrow(jobRanges)` lets through only what both let
+// through, so deny is the union, schemes the intersection, and a metadata address needs an allow
+// entry naming it in both.
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
@@ -108,17 +114,62 @@ function embeddedIPv4(address: string): string {
   return [hi >> 8, hi & 0xff, lo >> 8, lo & 0xff].join('.');
 }
 
-export class TargetPolicy {
-  readonly #allow: BlockList;
-  readonly #deny: BlockList;
-  /** Allow entries that lie inside a link-local or metadata range: the only ones that open such addresses. */
-  readonly #allowMetadata: BlockList;
-  readonly #schemes: readonly string[];
+/** How refusals name the rules that made them: the fleet's policy, or a process's own floor. */
+interface Wording {
+  /** "… is in a range ${denies}". */
+  denies: string;
+  /** "… and ${allow} does not cover it". */
+  allow: string;
+  /** "the scheme x: is not one ${whole} allows (${schemes}: …)". */
+  whole: string;
+  schemes: string;
+}
 
-  constructor(ranges: TargetPolicyRanges) {
-    this.#allow = blockList(ranges.allow);
-    this.#deny = blockList(ranges.deny);
-    this.#allowMetadata = blockList(
+const POLICY_WORDING: Wording = {
+  denies: 'the policy denies',
+  allow: 'policy.allow',
+  whole: 'the policy',
+  schemes: 'policy.schemes',
+};
+
+const FLOOR_WORDING: Wording = {
+  denies: 'the probe floor denies (MCP_FLEET_PROBE_DENY)',
+  allow: 'the probe floor (MCP_FLEET_PROBE_ALLOW)',
+  whole: 'the probe floor',
+  schemes: 'MCP_FLEET_PROBE_SCHEMES',
+};
+
+/** No allow, no deny, http and https: public addresses only. The floor when none is given. */
+export const PUBLIC_ONLY: TargetPolicyRanges = { allow: [], deny: [], schemes: DEFAULT_SCHEMES };
+
+/** `allow public addresses and 127.0.0.0/8; deny none; schemes http, https`, for logs and start-up lines. */
+export function describeRanges(ranges: TargetPolicyRanges): string {
+  const allow = ranges.allow.length ? `public addresses and ${ranges.allow.join(', ')}` : 'public addresses only';
+  const deny = ranges.deny.length ? ranges.deny.join(', ') : 'none';
+  return `allow ${allow}; deny ${deny}; schemes ${(ranges.schemes ?? DEFAULT_SCHEMES).join(', ')}`;
+}
+
+export interface TargetPolicyOptions {
+  /** These ranges are a process's own floor (refusals name it so); default: a fleet's policy. */
+  floor?: boolean;
+  /** Told of each address or scheme these ranges refuse, once a narrower policy let it through. */
+  onRefused?: (reason: string) => void;
+}
+
+/** One set of ranges: what one policy (a fleet's, or a floor) lets through. */
+class Rules {
+  readonly allow: BlockList;
+  readonly deny: BlockList;
+  /** Allow entries that lie inside a link-local or metadata range: the only ones that open such addresses. */
+  readonly allowMetadata: BlockList;
+  readonly schemes: readonly string[];
+  readonly words: Wording;
+  readonly onRefused: ((reason: string) => void) | undefined;
+
+  constructor(ranges: TargetPolicyRanges, opts: TargetPolicyOptions) {
+    this.allow = blockList(ranges.allow);
+    this.deny = blockList(ranges.deny);
+    this.allowMetadata = blockList(
       ranges.allow.filter((cidr) => {
         const c = parseCidr(cidr);
         return (
@@ -129,7 +180,58 @@ export class TargetPolicy {
         );
       }),
     );
-    this.#schemes = (ranges.schemes ?? DEFAULT_SCHEMES).map((s) => s.toLowerCase());
+    this.schemes = (ranges.schemes ?? DEFAULT_SCHEMES).map((s) => s.toLowerCase());
+    this.words = opts.floor ? FLOOR_WORDING : POLICY_WORDING;
+    this.onRefused = opts.onRefused;
+  }
+
+  refuses(address: string, family: 'ipv4' | 'ipv6'): string | undefined {
+    const w = this.words;
+    if (this.deny.check(address, family)) return `${address} is in a range ${w.denies}`;
+    const meta = metadata.find((m) => m.list.check(address, family));
+    if (meta && !this.allowMetadata.check(address, family))
+      return special.check(address, family)
+        ? `${address} is loopback, private or link-local and ${w.allow} does not name it (a link-local or cloud metadata address needs an allow entry inside ${meta.cidr})`
+        : `${address} is a cloud metadata address and ${w.allow} does not name it (it needs an allow entry inside ${meta.cidr})`;
+    if (meta) return undefined;
+    if (special.check(address, family) && !this.allow.check(address, family))
+      return `${address} is loopback, private or link-local and ${w.allow} does not cover it`;
+    return undefined;
+  }
+
+  refusesScheme(scheme: string): string | undefined {
+    if (this.schemes.includes(scheme)) return undefined;
+    return `the scheme ${scheme}: is not one ${this.words.whole} allows (${this.words.schemes}: ${this.schemes.join(', ') || 'none'})`;
+  }
+}
+
+export class TargetPolicy {
+  /** Every set of ranges an address must pass, the narrowest (a job's) first: its refusal is the one reported. */
+  readonly #rules: Rules[];
+
+  constructor(ranges: TargetPolicyRanges, opts: TargetPolicyOptions = {}) {
+    this.#rules = [new Rules(ranges, opts)];
+  }
+
+  /**
+   * This policy narrowed by another's ranges (a job's, the fleet's): an address or scheme passes
+   * only if both let it through. Used on a floor, it is how a job narrows it and never widens it.
+   */
+  narrow(ranges: TargetPolicyRanges): TargetPolicy {
+    const narrowed = new TargetPolicy(ranges);
+    narrowed.#rules.push(...this.#rules);
+    return narrowed;
+  }
+
+  /** The first refusal among the rules; a rule that refuses what an earlier one let through is told. */
+  #first(check: (rules: Rules) => string | undefined): string | undefined {
+    for (const [i, rules] of this.#rules.entries()) {
+      const refused = check(rules);
+      if (refused === undefined) continue;
+      if (i > 0) rules.onRefused?.(refused);
+      return refused;
+    }
+    return undefined;
   }
 
   /** Why this address may not be dialled, or undefined when it may. */
@@ -138,23 +240,13 @@ export class TargetPolicy {
     const version = isIP(address);
     if (version === 0) return undefined;
     const family = version === 4 ? 'ipv4' : 'ipv6';
-    if (this.#deny.check(address, family)) return `${address} is in a range the policy denies`;
-    const meta = metadata.find((m) => m.list.check(address, family));
-    if (meta && !this.#allowMetadata.check(address, family))
-      return special.check(address, family)
-        ? `${address} is loopback, private or link-local and policy.allow does not name it (a link-local or cloud metadata address needs an allow entry inside ${meta.cidr})`
-        : `${address} is a cloud metadata address and policy.allow does not name it (it needs an allow entry inside ${meta.cidr})`;
-    if (meta) return undefined;
-    if (special.check(address, family) && !this.#allow.check(address, family))
-      return `${address} is loopback, private or link-local and policy.allow does not cover it`;
-    return undefined;
+    return this.#first((rules) => rules.refuses(address, family));
   }
 
   /** Why a URL of this scheme (`https` or `https:`) may not be fetched, or undefined when it may. */
   refusesScheme(protocol: string): string | undefined {
     const scheme = protocol.replace(/:$/, '').toLowerCase();
-    if (this.#schemes.includes(scheme)) return undefined;
-    return `the scheme ${scheme}: is not one the policy allows (policy.schemes: ${this.#schemes.join(', ') || 'none'})`;
+    return this.#first((rules) => rules.refusesScheme(scheme));
   }
 
   /** Check a URL's scheme, and its host when it is an address literal (or `localhost`); host names are checked when dialled. */

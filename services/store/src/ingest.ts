@@ -1,10 +1,12 @@
 // Results ingest: a run (or detection) is written once per job, however often it is delivered,
-// and the test's state in that region moves in the same transaction, era move included.
+// and the test's state in that region moves in the same transaction, era move included. A result
+// comes off the bus, a trust boundary: its test must be its server's (a detection's server must
+// exist), or nothing is written.
 import { compareRevisions, isRevision, type Revision, revisionInfo } from '@mcp-fleet/probe';
 import { and, eq } from 'drizzle-orm';
 import type { Db } from './db';
 import { pgCode, UnknownRecordError, withoutParams } from './errors';
-import { detections, eraMoves, runs, testStates } from './schema';
+import { detections, eraMoves, runs, servers, testStates, tests } from './schema';
 
 /**
  * What a handshake run reports: `HandshakeRun` from @mcp-fleet/probe fits, and so does the run of
@@ -55,6 +57,8 @@ export type RecordRunAnswer =
       eraMove: EraMove | null;
       /** The run's slot is older than the state's last run (a late redelivery): kept, but it moved nothing. */
       stale: boolean;
+      /** The test's current revision in the region after this run (unchanged by a stale run or a failed pin). */
+      currentRevision: Revision | null;
     };
 
 /** Outcomes after which a test is not failing (a downgrade is reported, not failed). */
@@ -91,6 +95,13 @@ export function recordRun(db: Db, result: RunResult): Promise<RecordRunAnswer> {
 
   return db
     .transaction(async (tx): Promise<RecordRunAnswer> => {
+      // The result names both; a test of another server would file its run, state and era moves
+      // under the wrong server. Rejected before anything is written.
+      const [test] = await tx.select({ serverId: tests.serverId }).from(tests).where(eq(tests.id, result.testId));
+      if (!test) throw new UnknownRecordError(`no test ${result.testId}`, '23503');
+      if (test.serverId !== result.serverId)
+        throw new UnknownRecordError(`test ${result.testId} is not a test of server ${result.serverId}`, '23503');
+
       // A second delivery of the same job waits here for the first to commit, then inserts nothing.
       const [inserted] = await tx
         .insert(runs)
@@ -109,8 +120,9 @@ export function recordRun(db: Db, result: RunResult): Promise<RecordRunAnswer> {
       if (!state) throw new Error(`test state of ${result.testId} in ${result.region} vanished`);
 
       // Ordered by the scheduler's clock, not the agents': a redelivered older slot moves nothing.
+      const stateRevision = isRevision(state.currentRevision) ? state.currentRevision : null;
       if (state.lastScheduledAt && scheduledAt < state.lastScheduledAt) {
-        return { duplicate: false, runId, eraMove: null, stale: true };
+        return { duplicate: false, runId, eraMove: null, stale: true, currentRevision: stateRevision };
       }
 
       // What the test speaks now. A pinned test speaks its pin or fails: a failed pin's negotiated
@@ -118,7 +130,7 @@ export function recordRun(db: Db, result: RunResult): Promise<RecordRunAnswer> {
       // agent, whose mcp_era_moves_total counts only newest-supported runs.
       const failedPin = run.mode === 'pinned' && !PASSING.has(run.outcome);
       const negotiated = isRevision(run.negotiated) && !failedPin ? run.negotiated : null;
-      const current = isRevision(state.currentRevision) ? state.currentRevision : null;
+      const current = stateRevision;
       // The first revision a test speaks is where it starts, not a move.
       const eraMove: EraMove | null =
         negotiated && current && negotiated !== current
@@ -156,7 +168,7 @@ export function recordRun(db: Db, result: RunResult): Promise<RecordRunAnswer> {
           lastScheduledAt: scheduledAt,
         })
         .where(key);
-      return { duplicate: false, runId, eraMove, stale: false };
+      return { duplicate: false, runId, eraMove, stale: false, currentRevision: negotiated ?? current };
     })
     .catch((err: unknown) => {
       throw ingestError(err, result);
@@ -178,6 +190,9 @@ export async function recordDetection(
   input: DetectionResult,
 ): Promise<{ duplicate: true } | { duplicate: false; detectionId: number }> {
   try {
+    // From the bus (a trust boundary) or the API: a detection of a server the database does not know is refused.
+    const [server] = await db.select({ id: servers.id }).from(servers).where(eq(servers.id, input.serverId));
+    if (!server) throw new UnknownRecordError(`no server ${input.serverId}`, '23503');
     const [row] = await db
       .insert(detections)
       .values({
@@ -193,6 +208,9 @@ export async function recordDetection(
       .returning({ id: detections.id });
     return row ? { duplicate: false, detectionId: row.id } : { duplicate: true };
   } catch (err) {
+    if (err instanceof UnknownRecordError) throw err;
+    const code = pgCode(err);
+    if (code === '22P02') throw new UnknownRecordError(`not a server id: ${input.serverId}`, code);
     throw withoutParams(err);
   }
 }
@@ -204,6 +222,7 @@ function toDate(value: Date | string, field: string): Date {
 }
 
 function ingestError(err: unknown, result: RunResult): Error {
+  if (err instanceof UnknownRecordError) return err;
   const code = pgCode(err);
   // The state's foreign key found no test.
   if (code === '23503') return new UnknownRecordError(`no test ${result.testId}`, code);

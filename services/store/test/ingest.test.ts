@@ -181,7 +181,8 @@ describe.each(BACKENDS)('results ingest on %s', (_name, make) => {
       store.db,
       resultOf(test, 'eu-west', minute(5), handshakeRun({ negotiated: '2025-06-18' })),
     );
-    expect(late).toMatchObject({ duplicate: false, eraMove: null, stale: true });
+    // It says the revision the test still speaks, which is what control's scheduler must keep using.
+    expect(late).toMatchObject({ duplicate: false, eraMove: null, stale: true, currentRevision: '2026-07-28' });
     expect(await stateOf(test.id, 'eu-west')).toMatchObject({
       currentRevision: '2026-07-28',
       lastRunAt: minute(10),
@@ -192,7 +193,58 @@ describe.each(BACKENDS)('results ingest on %s', (_name, make) => {
     // Slots are ordered by the scheduler's clock: an agent whose clock runs behind is not late.
     const skewed = resultOf(test, 'eu-west', minute(9), handshakeRun({ negotiated: '2025-11-25' }));
     skewed.scheduledAt = minute(11);
-    expect(await recordRun(store.db, skewed)).toMatchObject({ stale: false, eraMove: { to: '2025-11-25' } });
+    expect(await recordRun(store.db, skewed)).toMatchObject({
+      stale: false,
+      eraMove: { to: '2025-11-25' },
+      currentRevision: '2025-11-25',
+    });
+    // A late failed pin or a late timeout: neither moves anything either.
+    const lateTimeout = resultOf(test, 'eu-west', minute(6), handshakeRun({ negotiated: null, outcome: 'timeout' }));
+    expect(await recordRun(store.db, lateTimeout)).toMatchObject({ stale: true, currentRevision: '2025-11-25' });
+    expect(await stateOf(test.id, 'eu-west')).toMatchObject({ currentRevision: '2025-11-25', failing: false });
+    expect((await movesOfTest(test.id)).map((m) => m.toRevision)).toEqual(['2025-11-25']);
+  });
+
+  it("says the test's current revision after each run: a failed pin or a run without an answer keeps it", async () => {
+    const { tests } = await serverWithTests(store.db, ['newest', '2025-06-18']);
+    const [newest, pin] = [tests[0]!, tests[1]!];
+    const at = (test: typeof newest, n: number, run: Parameters<typeof handshakeRun>[0]) =>
+      recordRun(store.db, resultOf(test, 'eu-west', minute(n), handshakeRun(run)));
+    expect(await at(newest, 1, { negotiated: '2025-11-25' })).toMatchObject({ currentRevision: '2025-11-25' });
+    expect(await at(newest, 2, { negotiated: null, outcome: 'timeout' })).toMatchObject({
+      currentRevision: '2025-11-25',
+    });
+    expect(await at(pin, 1, { mode: 'pinned', negotiated: '2025-06-18' })).toMatchObject({
+      currentRevision: '2025-06-18',
+    });
+    const assertion = {
+      name: 'mcp.protocol.revision' as const,
+      expected: '2025-06-18',
+      actual: '2025-11-25',
+      message: 'Server no longer speaks protocol 2025-06-18',
+    };
+    expect(
+      await at(pin, 2, { mode: 'pinned', negotiated: '2025-11-25', outcome: 'unsupported_version', assertion }),
+    ).toMatchObject({ currentRevision: '2025-06-18', eraMove: null });
+  });
+
+  it("refuses a result whose test is not the named server's, writing nothing", async () => {
+    const { tests } = await serverWithTests(store.db);
+    const { server: other } = await serverWithTests(store.db);
+    const test = tests[0]!;
+    const forged = { ...resultOf(test, 'eu-west', minute(1), handshakeRun({ negotiated: '2026-07-28' })) };
+    forged.serverId = other.id;
+    await expect(recordRun(store.db, forged)).rejects.toThrow(
+      new UnknownRecordError(`test ${test.id} is not a test of server ${other.id}`, '23503'),
+    );
+    await expect(recordRun(store.db, forged)).rejects.toMatchObject({ code: '23503' });
+    expect(await runsOfJob(forged.jobId)).toEqual([]);
+    expect(await getTestStates(store.db, test.id)).toEqual([]);
+    expect(await movesOfTest(test.id)).toEqual([]);
+    // Not a server id at all: refused too.
+    await expect(recordRun(store.db, { ...forged, serverId: 'srv-1' })).rejects.toMatchObject({ code: '23503' });
+    // The same result naming its own server is written.
+    expect(await recordRun(store.db, { ...forged, serverId: test.serverId })).toMatchObject({ duplicate: false });
   });
 
   it('refuses a result for a test it does not know, writing nothing', async () => {
@@ -240,6 +292,18 @@ describe.each(BACKENDS)('results ingest on %s', (_name, make) => {
 
     const latest = await latestDetection(store.db, server.id);
     expect(latest).toMatchObject({ jobId: null, newestSupported: '2026-07-28', at: minute(3) });
+
+    // A detection of a server the database does not know (a forged bus message) is refused, unwritten.
+    const ghost = '00000000-0000-4000-8000-00000000000d';
+    const forged = { ...byJob, jobId: `det-${ghost}`, serverId: ghost };
+    await expect(recordDetection(store.db, forged)).rejects.toThrow(
+      new UnknownRecordError(`no server ${ghost}`, '23503'),
+    );
+    await expect(recordDetection(store.db, { ...forged, serverId: 'nope' })).rejects.toMatchObject({
+      name: 'UnknownRecordError',
+      code: '22P02',
+    });
+    expect(await latestDetection(store.db, ghost)).toBeNull();
     expect(latest?.result).toMatchObject({ outcome: 'DETECTED', requests: 5 });
     expect(await latestDetection(store.db, '00000000-0000-4000-8000-000000000001')).toBeNull();
   });

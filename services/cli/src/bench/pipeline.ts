@@ -47,6 +47,8 @@ import { columns } from '../table';
 
 const REGION = 'bench';
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+/** The cheap fleet listens on loopback: the agents' floor (public addresses only by default) must allow it. */
+const LOOPBACK_FLOOR = { allow: ['127.0.0.0/8'], deny: [] };
 const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SELF = fileURLToPath(import.meta.url);
 /** The goal this benchmark exists for. */
@@ -100,6 +102,7 @@ async function childMain(role: string, args: string[]): Promise<void> {
     processMetrics: false,
     stopGraceMs: 5_000,
     log,
+    floor: LOOPBACK_FLOOR,
   });
   let stopping: Promise<void> | undefined;
   const stop = () => {
@@ -340,6 +343,7 @@ async function runPass(cfg: Config, fleet: Child, urls: readonly string[], admin
         processMetrics: false,
         stopGraceMs: 5_000,
         log: benchLogger('agent'),
+        floor: LOOPBACK_FLOOR,
       });
     } else {
       for (let i = 0; i < cfg.agentProcs; i++) {

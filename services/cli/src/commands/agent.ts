@@ -1,6 +1,8 @@
 import { startAgent, startTracing } from '@mcp-fleet/agent';
 import { busOptionsFromEnv, createLogger, openBus } from '@mcp-fleet/bus';
+import { describeRanges } from '@mcp-fleet/probe';
 import { parse, positiveInt } from '../args';
+import { probeFloor } from '../probe-floor';
 import { EXIT, UsageError } from '../usage';
 import { untilSignal } from './sim';
 
@@ -10,6 +12,9 @@ const OPTIONS = {
   'metrics-port': { type: 'string' },
   host: { type: 'string' },
   'ack-wait': { type: 'string' },
+  allow: { type: 'string' },
+  deny: { type: 'string' },
+  schemes: { type: 'string' },
 } as const;
 
 /** `agent --region <name>`: a regional probe agent on its own, pulling jobs from NATS. */
@@ -18,6 +23,8 @@ export async function agentCommand(args: string[], out: (s: string) => void): Pr
   if (positionals.length) throw new UsageError(`unexpected argument: ${positionals[0]}`);
   const region = values.region ?? process.env.MCP_FLEET_REGION;
   if (!region) throw new UsageError('agent needs --region <name> (or MCP_FLEET_REGION)');
+  // Where this agent's probes may go, whatever a job says: a job can narrow it, never widen it.
+  const floor = probeFloor(process.env, { allow: values.allow, deny: values.deny, schemes: values.schemes });
   const busOptions = busOptionsFromEnv(process.env);
   if (!busOptions.natsUrl)
     throw new UsageError(
@@ -40,8 +47,11 @@ export async function agentCommand(args: string[], out: (s: string) => void): Pr
     host: values.host ?? process.env.MCP_FLEET_AGENT_HOST ?? '127.0.0.1',
     // How long a job may go unsettled before NATS hands it to another agent (a killed agent's jobs).
     ackWaitMs: positiveInt(values['ack-wait'], '--ack-wait', 60_000, 3_600_000),
+    floor,
   });
-  out(`agent ${agent.id} in region ${region}; metrics at ${agent.metricsUrl}. SIGTERM or Ctrl-C stops it.`);
+  out(
+    `agent ${agent.id} in region ${region}; metrics at ${agent.metricsUrl}; probe floor: ${describeRanges(floor)}. SIGTERM or Ctrl-C stops it.`,
+  );
   await untilSignal();
   await agent.stop();
   await tracing.shutdown();

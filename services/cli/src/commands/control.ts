@@ -12,6 +12,7 @@ import {
 } from '@mcp-fleet/control';
 import { CredentialsUnreadableError, openStore, SecretKeyError } from '@mcp-fleet/store';
 import { parse, positiveInt, retentionDays } from '../args';
+import { probeFloor } from '../probe-floor';
 import { EXIT, UsageError } from '../usage';
 import { untilSignal } from './sim';
 
@@ -26,6 +27,8 @@ export async function controlCommand(args: string[], out: (s: string) => void): 
   // Tokens and the address are checked before anything starts: a bad token or an open API beyond
   // loopback is a usage error, not a half-started control.
   const auth = checkedApiAuth(env);
+  // Control's own probes (detect, a pinned test's first run) obey a floor of its own, as agents do.
+  const floor = probeFloor(env);
   try {
     assertSafeBind({
       what: "control's API",
@@ -73,6 +76,7 @@ export async function controlCommand(args: string[], out: (s: string) => void): 
     auth,
     allowUnauthenticated: allowUnauthenticated(env),
     retentionDays: retentionDays(),
+    probeFloor: floor,
   }).catch(configError);
   if (!control) {
     await bus.close();

@@ -14,11 +14,13 @@ import {
   tokensFromEnv,
 } from '@mcp-fleet/control';
 import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
+import { describeRanges } from '@mcp-fleet/probe';
 import { CredentialsUnreadableError, openStore, SecretKeyError, type Store } from '@mcp-fleet/store';
 import type { Dashboard } from '@mcp-fleet/web';
 import { webAuthFromEnv } from '@mcp-fleet/web/auth';
 import { parse, positiveInt, retentionDays } from '../args';
 import { demoDrift, demoFleetYaml } from '../demo-fleet';
+import { probeFloor } from '../probe-floor';
 import { columns } from '../table';
 import { EXIT, UsageError } from '../usage';
 import { authSummary, checkedApiAuth } from './control';
@@ -88,6 +90,10 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
       const interval = positiveInt(values['demo-interval'], '--demo-interval', 15, 3_600);
       fleet = parseFleet(demoFleetYaml(sim, interval), 'the demo fleet');
     }
+    // One machine, one operator: the probe floor of control and the agents is MCP_FLEET_PROBE_*
+    // where set, else the fleet given at start (the demo's 127.0.0.0/8). A fleet applied later
+    // over the API or on SIGHUP narrows it, never widens it.
+    const floor = probeFloor(env, {}, fleet.policy);
     const store = await openStore({ databaseUrl: env.DATABASE_URL, log: (m) => log.info(m) });
     running.store = store;
     await store.migrate();
@@ -104,9 +110,10 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
       auth: apiAuth,
       allowUnauthenticated: allowUnauthenticated(env),
       retentionDays: retentionDays(),
+      probeFloor: floor,
     });
     for (const [i, region] of fleet.regions.entries())
-      running.agents.push(await startAgent({ bus, region, metricsPort: agentPort + i, log }));
+      running.agents.push(await startAgent({ bus, region, metricsPort: agentPort + i, log, floor }));
     if (!values['no-dashboard']) {
       // Loaded only here: Next.js takes seconds to import, which no other verb should pay.
       const { startDashboard } = await import('@mcp-fleet/web');
@@ -128,6 +135,7 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
       ['Control metrics', `${running.control.url}/metrics`],
       ...running.agents.map((a) => [`Agent ${a.region}`, a.metricsUrl ?? '-']),
       ['Auth', `${authSummary(apiAuth)}; dashboard sign-in ${webAuthOn ? 'on' : 'off'}`],
+      ['Probe floor', describeRanges(floor)],
       ['Database', `${store.kind} (${store.where})`],
       [
         'Credentials',

@@ -147,6 +147,8 @@ export async function startAgentProcess(opts: {
     ...process.env,
     NATS_URL: opts.natsUrl,
     MCP_FLEET_NATS_NAMESPACE: opts.namespace,
+    // The targets listen on loopback; an agent's floor is public addresses only unless told.
+    MCP_FLEET_PROBE_ALLOW: '127.0.0.0/8',
     LOG_LEVEL: 'info',
     OTEL_EXPORTER_OTLP_ENDPOINT: '',
   });
@@ -177,6 +179,7 @@ export async function startControlProcess(opts: {
     NATS_URL: opts.natsUrl,
     MCP_FLEET_NATS_NAMESPACE: opts.namespace,
     MCP_FLEET_API_PORT: String(port),
+    MCP_FLEET_PROBE_ALLOW: '127.0.0.0/8',
     LOG_LEVEL: 'info',
   });
   await child.waitForLine('control to serve', (l) => l.text.startsWith('control at '));
