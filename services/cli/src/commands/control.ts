@@ -3,6 +3,7 @@ import {
   API_AUTH_HOW,
   type ApiAuth,
   AuthConfigError,
+  allowedHostsFromEnv,
   allowUnauthenticated,
   apiAuthFromEnv,
   assertSafeBind,
@@ -26,7 +27,9 @@ export async function controlCommand(args: string[], out: (s: string) => void): 
   // Tokens and the address are checked before anything starts: a bad token or an open API beyond
   // loopback is a usage error, not a half-started control.
   const auth = checkedApiAuth(env);
+  let allowedHosts: string[];
   try {
+    allowedHosts = allowedHostsFromEnv(env);
     assertSafeBind({
       what: "control's API",
       host,
@@ -72,6 +75,7 @@ export async function controlCommand(args: string[], out: (s: string) => void): 
     host,
     auth,
     allowUnauthenticated: allowUnauthenticated(env),
+    allowedHosts,
     retentionDays: retentionDays(),
   }).catch(configError);
   if (!control) {
