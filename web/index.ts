@@ -67,7 +67,8 @@ export async function startDashboard(opts: DashboardOptions): Promise<Dashboard>
   resetWebAuth();
   webAuth();
   Object.assign(shared(), { db: opts.db, apiUrl: opts.apiUrl, apiToken: opts.apiToken, clientAddressHeader: true });
-  const app = next({ dev: false, dir: WEB_DIR, hostname, port: opts.port, quiet: true });
+  // Not quiet: a page that fails to render logs why (its error page points at the log).
+  const app = next({ dev: false, dir: WEB_DIR, hostname, port: opts.port });
   await app.prepare();
   const handle = app.getRequestHandler();
   const server: Server = createServer((req, res) => {
