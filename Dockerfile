@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # Two small images from one build:
 #   services  the mcp-fleet command (control, agent, sim, up); TypeScript runs through tsx
-#   web       the dashboard (next start)
+#   web       the dashboard: its own HTTP server over the built Next app (web/bin/dashboard.js)
 # Built with every dependency, then trimmed to what runs; both run as the unprivileged `node` user.
 ARG NODE_IMAGE=node:20.20-bookworm-slim
 
@@ -30,7 +30,9 @@ ENTRYPOINT ["node", "services/cli/bin/mcp-fleet.js"]
 CMD ["help"]
 
 FROM ${NODE_IMAGE} AS web
-ENV NODE_ENV=production NEXT_TELEMETRY_DISABLED=1 PORT=3000
+# Listening on every address of the container: sign-in on (MCP_FLEET_WEB_PASSWORD or API tokens),
+# or MCP_FLEET_ALLOW_UNAUTHENTICATED=1 where something in front authenticates; it refuses to start otherwise.
+ENV NODE_ENV=production NEXT_TELEMETRY_DISABLED=1 PORT=3000 MCP_FLEET_WEB_HOST=0.0.0.0
 WORKDIR /app
 COPY --from=build --chown=node:node /app/package.json ./
 COPY --from=build --chown=node:node /app/node_modules ./node_modules
@@ -40,4 +42,6 @@ USER node
 EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+process.env.PORT+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-CMD ["node", "node_modules/next/dist/bin/next", "start", "web", "-H", "0.0.0.0"]
+# Not `next start`: the dashboard's own server sets the client address its sign-in budget keys on
+# (from the socket, over any header a client sends) and the anti-framing headers on every answer.
+CMD ["node", "web/bin/dashboard.js"]

@@ -1,6 +1,7 @@
-// The dashboard inside another process (`mcp-fleet up`): the built Next app served on its own port,
-// reading the process's database handle (embedded PGlite admits one process) and writing through
-// control's API.
+// The dashboard's HTTP server: the built Next app on its own port, inside `mcp-fleet up` (reading
+// that process's database handle: embedded PGlite admits one process) or on its own (serve.ts, the
+// web image: Postgres from DATABASE_URL), writing through control's API. Every response says it
+// may not be framed, and every request carries the client's address as this server saw it.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -11,13 +12,15 @@ import type { Db } from '@mcp-fleet/store';
 import next from 'next';
 import { resetWebAuth, webAuth } from './lib/auth-core';
 import { shared } from './lib/shared';
+import { CLIENT_ADDRESS_HEADER } from './lib/sign-in-budget';
 
 export const WEB_DIR = dirname(fileURLToPath(import.meta.url));
 
 export interface DashboardOptions {
-  db: Db;
-  /** Control's API base URL. */
-  apiUrl: string;
+  /** The process's database handle; unset, the dashboard opens Postgres from DATABASE_URL itself. */
+  db?: Db | undefined;
+  /** Control's API base URL; unset, MCP_FLEET_API_URL (lib/control.ts). */
+  apiUrl?: string | undefined;
   /** The dashboard's token for control (admin scope to change the fleet); never sent to a browser. */
   apiToken?: string | undefined;
   port: number;
@@ -63,11 +66,18 @@ export async function startDashboard(opts: DashboardOptions): Promise<Dashboard>
   // so a bad setting stops the start rather than every page.
   resetWebAuth();
   webAuth();
-  Object.assign(shared(), { db: opts.db, apiUrl: opts.apiUrl, apiToken: opts.apiToken });
-  const app = next({ dev: false, dir: WEB_DIR, hostname, port: opts.port, quiet: true });
+  Object.assign(shared(), { db: opts.db, apiUrl: opts.apiUrl, apiToken: opts.apiToken, clientAddressHeader: true });
+  // Not quiet: a page that fails to render logs why (its error page points at the log).
+  const app = next({ dev: false, dir: WEB_DIR, hostname, port: opts.port });
   await app.prepare();
   const handle = app.getRequestHandler();
   const server: Server = createServer((req, res) => {
+    // Who is asking, for the sign-in budget: the TCP peer, over whatever the client wrote there.
+    req.headers[CLIENT_ADDRESS_HEADER] = req.socket.remoteAddress ?? '';
+    // No page of the dashboard in another site's frame (clickjacking a sign-in or a save): every
+    // response, Next's error pages, 404s and the proxy's refusals included.
+    res.setHeader('content-security-policy', "frame-ancestors 'none'");
+    res.setHeader('x-frame-options', 'DENY');
     handle(req, res).catch((err: unknown) => {
       opts.log?.(`dashboard: ${(err as Error).message}`);
       if (!res.headersSent) res.writeHead(500).end('internal error');
@@ -91,7 +101,15 @@ export async function startDashboard(opts: DashboardOptions): Promise<Dashboard>
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await app.close().catch(() => {});
-      Object.assign(shared(), { db: undefined, apiUrl: undefined, apiToken: undefined });
+      // The database the dashboard opened itself (DATABASE_URL), not one it was handed.
+      if (!opts.db) await (await shared().opening?.catch(() => undefined))?.close();
+      Object.assign(shared(), {
+        db: undefined,
+        opening: undefined,
+        apiUrl: undefined,
+        apiToken: undefined,
+        clientAddressHeader: undefined,
+      });
       resetWebAuth();
     },
   };

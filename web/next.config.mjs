@@ -1,6 +1,6 @@
 // The dashboard reads through @mcp-fleet/store, whose TypeScript Next compiles with the app;
 // the database drivers and the probe's HTTP client stay ordinary Node packages. Plain JavaScript,
-// so `next start` in the slim image needs no TypeScript at run time.
+// which Next loads as it is. (Anti-framing headers: index.ts sets them on every answer.)
 
 /** @type {import('next').NextConfig} */
 const config = {

@@ -1,11 +1,12 @@
 // In front of every page, route and server action (Next 16's proxy, formerly middleware):
-// - a state-changing request (POST: server actions, sign-in) from another origin is refused, 403;
-// - with sign-in off, only loopback Host names are served (no DNS rebinding into a one-machine
-//   dashboard) unless MCP_FLEET_ALLOW_UNAUTHENTICATED=1;
+// - a write (POST: server actions, sign-in, sign-out) from another site's page is refused, 403;
+// - with sign-in off, only Host names that cannot be rebound are served (loopback names, IP
+//   literals, MCP_FLEET_ALLOWED_HOSTS), even with MCP_FLEET_ALLOW_UNAUTHENTICATED=1: no DNS
+//   rebinding into an open dashboard (both rules are store's request-guard, as control's API has them);
 // - with sign-in on, a request without a valid session goes to /login (a page) or gets 401 (a POST).
 // Server actions check the session again themselves (lib/session.ts).
 import { type NextRequest, NextResponse } from 'next/server';
-import { crossOriginRefusal, foreignHostRefusal, SESSION_COOKIE, safeNext, webAuth } from './lib/auth-core';
+import { browserRefusal, SESSION_COOKIE, safeNext, webAuth } from './lib/auth-core';
 
 /** Reachable without a session: the sign-in page and its post, and the container probes. */
 const HOP_COOKIE = 'mcp-fleet-hop';
@@ -22,14 +23,8 @@ export function proxy(request: NextRequest) {
     return refuse(500, `The dashboard's sign-in is misconfigured: ${(err as Error).message}`);
   }
   const safe = request.method === 'GET' || request.method === 'HEAD';
-  if (!auth.enabled && !auth.allowUnauthenticated) {
-    const foreign = foreignHostRefusal(request.headers);
-    if (foreign) return refuse(403, `Refused: ${foreign}.`);
-  }
-  if (!safe) {
-    const cross = crossOriginRefusal(request.headers);
-    if (cross) return refuse(403, `Cross-origin request refused: ${cross}.`);
-  }
+  const refused = browserRefusal(auth, { method: request.method, path, headers: request.headers });
+  if (refused) return refuse(403, `Refused: ${refused}.`);
   if (!auth.enabled || OPEN.has(path)) return NextResponse.next();
   const cookie = request.cookies.get(SESSION_COOKIE)?.value;
   if (auth.verify(cookie)) {

@@ -3,7 +3,7 @@
 // (1,000 servers, 1,000,000 runs). Each fleet has its own database, seeded once by ./seed and
 // reused while its marker (table bench_seed) matches the seed's version and size and is recent
 // enough for the 24 h range to be full; `--reseed` seeds again. For each database the built
-// dashboard runs as `next start` on a free loopback port; each page is fetched whole (the complete
+// dashboard runs as it does on its own (bin/dashboard.js) on a free loopback port; each page is fetched whole (the complete
 // HTML, streaming included), 5 times to warm up, then 30 times in a row.
 //
 // Flags: --reseed, --build (run `next build` first even when web/.next exists), --requests (30),
@@ -290,7 +290,7 @@ async function main(): Promise<number> {
     const dashboard = await startDashboardProcess({ DATABASE_URL: url }, { startTimeoutMs: 90_000 });
     try {
       console.log(
-        `${fleet.key}: next start on ${dashboard.url}, <id> = ${server.name} (${server.id}); ` +
+        `${fleet.key}: the dashboard on ${dashboard.url}, <id> = ${server.name} (${server.id}); ` +
           `${warmup} warm-up + ${requests} requests per page`,
       );
       results.set(fleet.key, await measure(dashboard.url, server.id, { warmup, requests }));

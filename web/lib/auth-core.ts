@@ -1,6 +1,8 @@
 // Dashboard sign-in, without Next: which passwords are accepted, the signed session cookie, and
-// the same-origin check on form posts. Shared by proxy.ts, the sign-in route, the server actions
-// and `mcp-fleet up` (which checks the configuration before starting anything).
+// what a browser may ask (store's request-guard, the rules control's API applies too: no write
+// from another site's page, and with sign-in off only Host names that cannot be rebound). Shared
+// by proxy.ts, the sign-in routes, the server actions and `mcp-fleet up` (which checks the
+// configuration before starting anything).
 //
 // Auth is on when any of MCP_FLEET_WEB_PASSWORD, MCP_FLEET_API_TOKENS, MCP_FLEET_ADMIN_TOKEN,
 // MCP_FLEET_READ_TOKEN or MCP_FLEET_API_TOKEN is set: the web password signs in with admin scope,
@@ -12,6 +14,7 @@
 // the sessions it opened.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { AuthConfigError, type Scope, SecretSet, tokensFromEnv } from '@mcp-fleet/store/api-tokens';
+import { allowedHostsFromEnv, type HeaderSource, requestRefusal } from '@mcp-fleet/store/request-guard';
 
 export { AuthConfigError, type Scope };
 export interface Session {
@@ -25,10 +28,10 @@ export const MIN_PASSWORD_LENGTH = 12;
 export const MIN_SESSION_KEY_LENGTH = 32;
 
 export interface WebAuth {
-  /** Sign-in required. Off: every page open, and only loopback Host names are served. */
+  /** Sign-in required. Off: every page open, and only Host names that cannot be rebound are served. */
   enabled: boolean;
-  /** MCP_FLEET_ALLOW_UNAUTHENTICATED=1: serve any Host with auth off (something in front authenticates). */
-  allowUnauthenticated: boolean;
+  /** MCP_FLEET_ALLOWED_HOSTS: names served with sign-in off besides loopback names and IP literals. */
+  allowedHosts: readonly string[];
   /** The scope a password opens, or null. */
   login(password: string): Scope | null;
   /** A cookie value for a new session. */
@@ -63,7 +66,7 @@ export function webAuthFromEnv(env: Record<string, string | undefined> = process
 
   return {
     enabled: credentials.size > 0,
-    allowUnauthenticated: env.MCP_FLEET_ALLOW_UNAUTHENTICATED === '1' || env.MCP_FLEET_ALLOW_UNAUTHENTICATED === 'true',
+    allowedHosts: allowedHostsFromEnv(env),
     login: (presented) => credentials.identify(presented),
     sign(scope, now = Date.now()) {
       const payload = `v1.${scope}.${Math.floor(now / 1000) + SESSION_TTL_SECONDS}`;
@@ -128,43 +131,41 @@ export function isHttps(headers: HeaderBag, url: string): boolean {
 }
 
 /**
- * Why a state-changing request is refused as cross-origin, or null. A browser names the page that
- * sent it (`Origin`, and `Sec-Fetch-Site`); it must be this dashboard's own Host (or the
- * `X-Forwarded-Host` a proxy in front set), as Next checks for server actions. No Origin and no
- * Sec-Fetch-Site: not a browser (curl), which carries no one's cookies but its own.
+ * Why the dashboard refuses a request (403), or null: with sign-in off, a Host that could be a
+ * rebound name; always, a write (a server action, a sign-in or sign-out post) from another site's
+ * page. Origin may name the X-Forwarded-Host a proxy in front set, as Next's own server-action
+ * check allows. Even MCP_FLEET_ALLOW_UNAUTHENTICATED=1 keeps the Host rule: the proxy in front
+ * checks who, this checks which name the browser thinks it is talking to.
  */
-export function crossOriginRefusal(headers: HeaderBag): string | null {
-  const site = headers.get('sec-fetch-site');
-  if (site && site !== 'same-origin' && site !== 'none') return `a ${site} request`;
-  const origin = headers.get('origin');
-  if (origin === null) return null;
-  let originHost: string;
-  try {
-    originHost = origin === 'null' ? '' : new URL(origin).host;
-  } catch {
-    originHost = '';
-  }
-  if (!originHost) return 'a request from an opaque or malformed origin';
-  const hosts = [headers.get('x-forwarded-host')?.split(',')[0]?.trim(), headers.get('host')];
-  return hosts.includes(originHost) ? null : `Origin ${origin.slice(0, 100)} is not this dashboard`;
+export function browserRefusal(
+  auth: WebAuth,
+  request: { method: string; path: string; headers: HeaderSource },
+): string | null {
+  return requestRefusal(request, { authEnabled: auth.enabled, allowedHosts: auth.allowedHosts, forwardedHost: true });
 }
 
-/** With auth off, a non-loopback Host is refused: a page rebinding its name to 127.0.0.1 gets nothing. */
-export function foreignHostRefusal(headers: HeaderBag): string | null {
-  const host = headers.get('host');
-  if (host === null) return null;
-  const name = host
-    .replace(/:\d+$/, '')
-    .replace(/^\[(.*)\]$/, '$1')
-    .toLowerCase();
-  const loopback =
-    name === 'localhost' || name.endsWith('.localhost') || /^127\.\d+\.\d+\.\d+$/.test(name) || name === '::1';
-  return loopback ? null : `Host ${host.slice(0, 100)} is not a loopback name and sign-in is off`;
-}
+const DUMMY_ORIGIN = 'http://dashboard.invalid';
 
-/** A path on this dashboard to go to after signing in; anything else is `/`. */
+/**
+ * A path on this dashboard to go to after signing in; anything else is `/`. It comes from the URL
+ * of /login, which anyone can link to, and ends in a Location header, so it is read as a browser
+ * reads a URL: browsers drop tabs and newlines from it and take `\` for `/`, so `/\evil.example`
+ * or `/<tab>/evil.example` would be `//evil.example`, another host. Control characters and `\` are
+ * refused anywhere, `//` in the path; what is left is resolved against a dummy origin, must stay on
+ * it, and is given back as the URL parser wrote it (percent-encoded: always a valid header).
+ */
 export function safeNext(value: unknown): string {
-  if (typeof value !== 'string' || !value.startsWith('/') || value.startsWith('//') || value.includes('\\')) return '/';
-  if (value === '/login' || value.startsWith('/login?') || value.startsWith('/auth/')) return '/';
-  return value.slice(0, 2_000);
+  if (typeof value !== 'string' || value.length > 2_000 || !value.startsWith('/')) return '/';
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point.
+  if (/[\u0000-\u001f\u007f-\u009f\\]/.test(value) || value.split(/[?#]/, 1)[0]!.includes('//')) return '/';
+  let url: URL;
+  try {
+    url = new URL(value, DUMMY_ORIGIN);
+  } catch {
+    return '/';
+  }
+  if (url.origin !== DUMMY_ORIGIN || url.pathname.startsWith('//')) return '/';
+  // Not back to the sign-in page or its posts (a loop).
+  if (/^\/login\/*$/.test(url.pathname) || url.pathname.startsWith('/auth/')) return '/';
+  return `${url.pathname}${url.search}${url.hash}`;
 }

@@ -1,6 +1,6 @@
 // Where the dashboard's data comes from. Inside `mcp-fleet up` it shares the process's database
 // handle (embedded PGlite allows one process, so it cannot open its own); on its own (docker,
-// `next start`) it opens Postgres from DATABASE_URL.
+// bin/dashboard.js) it opens Postgres from DATABASE_URL.
 import 'server-only';
 import { type Db, openStore } from '@mcp-fleet/store';
 import { shared } from './shared';

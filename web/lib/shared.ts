@@ -9,6 +9,8 @@ export interface Shared {
   apiUrl?: string | undefined;
   /** The dashboard's token for control's API (server side only). */
   apiToken?: string | undefined;
+  /** The dashboard's own server sets the client's address header on every request (sign-in-budget.ts). */
+  clientAddressHeader?: boolean | undefined;
 }
 
 const KEY = Symbol.for('mcp-fleet.web');

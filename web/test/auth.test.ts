@@ -1,8 +1,9 @@
 // Dashboard sign-in end to end: the built app as its own process with a password, over a control
 // that wants tokens. Pages go to /login without a session, a wrong password is refused, the right
 // one gets in (Debian's Chromium, from the keyboard), server actions refuse without an admin
-// session, and a post from another origin is refused. The dashboard's own API token stays on the
-// server.
+// session, a post from another origin is refused, `next` never leaves the dashboard, failed
+// sign-ins are rationed per client address, and no page renders in another site's frame. The
+// dashboard's own API token stays on the server.
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
@@ -14,8 +15,14 @@ import { createTestDatabase, type TestDatabase } from '@mcp-fleet/testkit';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { POST as loginPost } from '../app/auth/login/route';
-import { crossOriginRefusal, SESSION_COOKIE, webAuthFromEnv } from '../lib/auth-core';
-import { FAILED_SIGN_INS_PER_MINUTE, signInBudget } from '../lib/sign-in-budget';
+import { SESSION_COOKIE, safeNext, webAuthFromEnv } from '../lib/auth-core';
+import {
+  CLIENT_ADDRESS_HEADER,
+  clientKey,
+  FAILED_SIGN_INS_PER_CLIENT,
+  FAILED_SIGN_INS_PER_MINUTE,
+  signInBudget,
+} from '../lib/sign-in-budget';
 import { launchBrowser } from '../tools/browser';
 import { type DashboardProcess, freePort, startDashboardProcess } from '../tools/next-process';
 
@@ -259,7 +266,7 @@ describe('server actions', () => {
     const admin = cookieOf((await signIn(PASSWORD)).headers.get('set-cookie'));
     const cross = await callAction('detectProtocol', detect, { cookie: admin, origin: 'http://evil.example' });
     expect(cross.status).toBe(403);
-    expect(cross.text).toContain('Cross-origin request refused');
+    expect(cross.text).toContain("Refused: Origin http://evil.example is not this server's own");
     const crossSite = await raw('/servers/new', {
       method: 'POST',
       cookie: admin,
@@ -293,9 +300,10 @@ describe('cross-origin sign-in', () => {
     );
     expect(direct.status).toBe(403);
     expect(direct.headers.get('set-cookie')).toBeNull();
-    expect(crossOriginRefusal(new Headers({ host: 'a:1', origin: 'http://a:1' }))).toBeNull();
-    expect(crossOriginRefusal(new Headers({ host: 'a:1', origin: 'http://a:2' }))).toMatch(/not this dashboard/);
-    expect(crossOriginRefusal(new Headers({ host: 'a:1' }))).toBeNull(); // curl: no browser, no one else's cookies
+    // Sign-out too: another site cannot end a session (nor start one for an account of its own).
+    const out = await raw('/auth/logout', { method: 'POST', headers: { 'sec-fetch-site': 'same-site' } });
+    expect(out.status).toBe(403);
+    expect(out.headers.get('set-cookie')).toBeNull();
   });
 });
 
@@ -363,26 +371,222 @@ describe('in Chromium', () => {
   });
 });
 
-describe('sign-in off', () => {
-  it('serves loopback names only (no DNS rebinding into an open dashboard)', async () => {
-    const open = await startDashboardProcess({ DATABASE_URL: db.url, MCP_FLEET_API_URL: control.url });
+describe('where signing in leads (next)', () => {
+  it('keeps only paths of this dashboard, as a browser would read them in a Location', () => {
+    const kept: [string, string][] = [
+      ['/servers', '/servers'],
+      ['/servers?q=a%20b&range=7d', '/servers?q=a%20b&range=7d'],
+      ['/era-moves#latest', '/era-moves#latest'],
+      ['/%5Cevil.example', '/%5Cevil.example'], // an encoded backslash is a path segment, not a host
+      ['/servers?next=//evil.example', '/servers?next=//evil.example'], // in the query, `//` is data
+      ['/servers/é', '/servers/%C3%A9'], // percent-encoded: a header can carry it
+      ['/a/../servers', '/servers'],
+    ];
+    for (const [next, where] of kept) expect(safeNext(next), JSON.stringify(next)).toBe(where);
+    for (const hostile of [
+      '//evil.example',
+      '///evil.example',
+      '/\\evil.example',
+      '\\/evil.example',
+      '/\t/evil.example',
+      '/\n/evil.example',
+      '/\r\n/evil.example',
+      '/\u0000/evil.example',
+      '/\u007f/evil.example',
+      '/.//evil.example',
+      '/servers//x',
+      'https://evil.example/',
+      'evil.example',
+      ' /servers',
+      '',
+      '/login',
+      '/login/',
+      '/a/../login',
+      '/auth/logout',
+      `/${'a'.repeat(2_001)}`,
+    ])
+      expect(safeNext(hostile), JSON.stringify(hostile)).toBe('/');
+    expect(safeNext(['/servers'])).toBe('/');
+  });
+});
+
+describe('other sites in Chromium', () => {
+  /** Pages served from another loopback origin (127.0.0.2), as a hostile site would serve them. */
+  let elsewhere: Server;
+  let elsewhereUrl: string;
+  const hits: string[] = [];
+  const pages = new Map<string, string>();
+
+  beforeAll(async () => {
+    const port = await freePort();
+    elsewhere = createServer((req, res) => {
+      hits.push(req.url ?? '');
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end(pages.get(req.url ?? '') ?? '<!doctype html><title>elsewhere</title><h1>Elsewhere</h1>');
+    });
+    await new Promise<void>((resolve) => elsewhere.listen(port, '127.0.0.2', resolve));
+    elsewhereUrl = `http://127.0.0.2:${port}`;
+  });
+
+  afterAll(async () => {
+    elsewhere?.closeAllConnections();
+    await new Promise<void>((resolve) => elsewhere?.close(() => resolve()));
+  });
+
+  it('a hostile next: signing in lands on the dashboard, never on another host', async () => {
+    const ctx = await browser.context.browser()?.newContext();
+    const p = ctx ? await ctx.newPage() : await context.newPage();
     try {
-      const get = (host: string) =>
+      // A tab, which browsers drop from a URL: the Location `/<tab>/127.0.0.2:…` would be `//127.0.0.2:…`.
+      const hostile = `/\t/${new URL(elsewhereUrl).host}/landed`;
+      await p.goto(`${web.url}/login?next=${encodeURIComponent(hostile)}`);
+      await p.getByLabel('Password').fill(PASSWORD);
+      await p.getByRole('button', { name: 'Sign in' }).click();
+      await p.waitForURL((u) => u.pathname === '/' || u.host !== new URL(web.url).host);
+      expect(p.url()).toBe(`${web.url}/`);
+      expect(hits).not.toContain('/landed');
+      await p.getByRole('button', { name: 'Sign out' }).click();
+      await p.waitForURL(`${web.url}/login`);
+    } finally {
+      await p.close();
+      await ctx?.close();
+    }
+  });
+
+  it("refuses another site's sign-in form, its server-action form and its fetch posts; same-origin still works", async () => {
+    pages.set(
+      '/login-form',
+      `<!doctype html><form id=f method=post action="${web.url}/auth/login">
+        <input name=password value="${PASSWORD}"><input name=next value="/servers"></form>
+        <script>document.getElementById('f').submit()</script>`,
+    );
+    // A server action without JavaScript: a multipart form naming the action, as Next's progressive enhancement posts it.
+    pages.set(
+      '/action-form',
+      `<!doctype html><form id=f method=post enctype="multipart/form-data" action="${web.url}/servers/new">
+        <input name="$ACTION_ID_${actionId('detectProtocol')}" value=""></form>
+        <script>document.getElementById('f').submit()</script>`,
+    );
+    pages.set(
+      '/fetch',
+      `<!doctype html><script>
+        fetch('${web.url}/auth/login', { method: 'POST', mode: 'no-cors', credentials: 'include',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'password=${PASSWORD}' });
+        fetch('${web.url}/auth/logout', { method: 'POST', mode: 'no-cors', credentials: 'include' });
+      </script>`,
+    );
+    const posts = new Map<string, number>();
+    page.on('response', (r) => {
+      if (r.request().method() === 'POST' && r.url().startsWith(web.url))
+        posts.set(new URL(r.url()).pathname, r.status());
+    });
+    for (const path of ['/login-form', '/action-form']) {
+      const target = path === '/login-form' ? '/auth/login' : '/servers/new';
+      const answered = page.waitForResponse(
+        (r) => r.url() === `${web.url}${target}` && r.request().method() === 'POST',
+      );
+      await page.goto(`${elsewhereUrl}${path}`);
+      const res = await answered;
+      expect(res.status(), path).toBe(403);
+      expect(await res.text()).toMatch(
+        /^Refused: (Origin http:\/\/127\.0\.0\.2:\d+ is not this server's own|a cross-site request)/,
+      );
+    }
+    expect((await context.cookies(web.url)).some((c) => c.name === SESSION_COOKIE)).toBe(false);
+    await page.goto(`${elsewhereUrl}/fetch`);
+    await expect.poll(() => [posts.get('/auth/login'), posts.get('/auth/logout')]).toEqual([403, 403]);
+    expect((await context.cookies(web.url)).some((c) => c.name === SESSION_COOKIE)).toBe(false);
+    // The dashboard's own form, from its own page, signs in.
+    await page.goto(`${web.url}/login?next=%2Fservers`);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${web.url}/servers`);
+    await page.getByRole('link', { name: 'behind-login' }).waitFor();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(`${web.url}/login`);
+  });
+
+  it("does not render in another site's frame: every answer says so", async () => {
+    for (const [path, init] of [
+      ['/login', {}],
+      ['/', {}],
+      ['/no-such-page', {}],
+      ['/healthz', {}],
+      ['/auth/login', { method: 'POST', headers: { origin: 'http://evil.example' } }],
+    ] as const) {
+      const res = await raw(path, init);
+      expect(res.headers.get('content-security-policy'), path).toBe("frame-ancestors 'none'");
+      expect(res.headers.get('x-frame-options'), path).toBe('DENY');
+    }
+    const signedIn = cookieOf((await signIn(PASSWORD)).headers.get('set-cookie'));
+    for (const path of ['/servers', `/servers/${serverId}`, '/servers/00000000-0000-0000-0000-000000000000']) {
+      const res = await raw(path, { cookie: signedIn });
+      expect(res.headers.get('x-frame-options'), path).toBe('DENY');
+    }
+    // A page elsewhere frames the sign-in page and one of its own: only its own renders.
+    pages.set(
+      '/frame',
+      `<!doctype html><iframe id=own src="${elsewhereUrl}/inner"></iframe><iframe id=dash src="${web.url}/login"></iframe>`,
+    );
+    await page.goto(`${elsewhereUrl}/frame`);
+    const own = page.frameLocator('#own');
+    await own.getByRole('heading', { name: 'Elsewhere' }).waitFor();
+    // The dashboard's frame loaded (page.goto waits for every frame) and shows nothing of it.
+    expect(page.frames()).toHaveLength(3);
+    for (const f of page.frames()) expect(await f.getByRole('heading', { name: 'Sign in' }).count(), f.url()).toBe(0);
+  });
+});
+
+describe('sign-in off', () => {
+  it('serves only Host names that cannot be rebound, even allowed unauthenticated, and no cross-site write', async () => {
+    // Something in front authenticates, it says: the Host rule holds all the same.
+    const open = await startDashboardProcess({
+      DATABASE_URL: db.url,
+      MCP_FLEET_API_URL: control.url,
+      MCP_FLEET_ALLOW_UNAUTHENTICATED: '1',
+      MCP_FLEET_ALLOWED_HOSTS: 'fleet.internal.example',
+    });
+    try {
+      const port = new URL(open.url).port;
+      const send = (host: string, path = '/servers', method = 'GET', headers: Record<string, string> = {}) =>
         new Promise<number>((resolve, reject) => {
-          const url = new URL(open.url);
-          request({ host: url.hostname, port: url.port, path: '/servers', headers: { host } }, (res) => {
+          request({ host: '127.0.0.1', port, path, method, headers: { ...headers, host } }, (res) => {
             res.resume();
             resolve(res.statusCode ?? 0);
           })
             .on('error', reject)
-            .end();
+            .end(method === 'POST' ? 'password=x' : undefined);
         });
-      expect(await get(new URL(open.url).host)).toBe(200);
-      expect(await get(`localhost:${new URL(open.url).port}`)).toBe(200);
-      expect(await get('rebound.attacker.example:3000')).toBe(403);
+      expect(await send(`127.0.0.1:${port}`)).toBe(200);
+      expect(await send(`localhost:${port}`)).toBe(200);
+      expect(await send(`[::1]:${port}`)).toBe(200);
+      expect(await send('fleet.internal.example:3000')).toBe(200);
+      expect(await send('rebound.attacker.example:3000')).toBe(403);
+      expect(await send('rebound.attacker.example:3000', '/login')).toBe(403);
+      expect(await send('rebound.attacker.example:3000', '/no-such-page')).toBe(403);
+      expect(await send('rebound.attacker.example:3000', '/healthz')).toBe(200);
+      expect(await send('rebound.attacker.example:3000', '/readyz')).toBe(200);
+      // An open dashboard still takes no write from another site's page.
+      const form = { 'content-type': 'application/x-www-form-urlencoded' };
+      for (const path of ['/auth/login', '/auth/logout', '/servers/new'])
+        for (const from of [{ origin: 'http://evil.example' }, { 'sec-fetch-site': 'same-site' }] as Record<
+          string,
+          string
+        >[])
+          expect(
+            await send(`127.0.0.1:${port}`, path, 'POST', { ...form, ...from }),
+            `${path} ${JSON.stringify(from)}`,
+          ).toBe(403);
+      expect(await send(`127.0.0.1:${port}`, '/auth/login', 'POST', { ...form, origin: open.url })).toBe(303);
     } finally {
       await open.stop();
     }
+  });
+
+  it('refuses an MCP_FLEET_ALLOWED_HOSTS that lists no names', () => {
+    expect(() => webAuthFromEnv({ MCP_FLEET_ALLOWED_HOSTS: 'http://fleet.example.com' })).toThrow(
+      /MCP_FLEET_ALLOWED_HOSTS entry 1 .*is not a host name/,
+    );
   });
 
   it('is on whenever a password or a token is configured, and checks them', () => {
@@ -434,36 +638,96 @@ describe('sign-in off', () => {
 
 // Last: it spends the main dashboard's sign-in budget for the minute.
 describe('failed sign-ins', () => {
-  it('are rationed: past the minute budget even the right password waits, and is not compared', async () => {
-    let tries = 0;
-    for (; tries < FAILED_SIGN_INS_PER_MINUTE; tries += 1) {
-      const res = await signIn(`wrong-${tries}-${PASSWORD}`);
-      if (res.headers.get('location') === '/login?error=busy&next=%2Fservers') break;
-      expect(res.headers.get('location')).toBe('/login?error=wrong&next=%2Fservers');
-    }
-    // Earlier tests spent part of the budget (six wrong passwords); it ran out within it.
-    expect(tries).toBeGreaterThanOrEqual(1);
-    expect(tries).toBeLessThanOrEqual(FAILED_SIGN_INS_PER_MINUTE - 6);
-    const right = await signIn(PASSWORD);
-    expect(right.status).toBe(303);
-    expect(right.headers.get('location')).toBe('/login?error=busy&next=%2Fservers');
-    expect(right.headers.get('set-cookie')).toBeNull();
+  /** A sign-in from one loopback source address (node:http can bind the client socket; fetch cannot). */
+  const signInFrom = (localAddress: string, password: string, headers: Record<string, string> = {}) =>
+    new Promise<string>((resolve, reject) => {
+      const body = new URLSearchParams({ password, next: '/servers' }).toString();
+      const url = new URL(web.url);
+      request(
+        {
+          host: url.hostname,
+          port: url.port,
+          localAddress,
+          method: 'POST',
+          path: '/auth/login',
+          headers: { origin: web.url, 'content-type': 'application/x-www-form-urlencoded', ...headers },
+        },
+        (res) => {
+          res.resume();
+          resolve(`${res.headers.location} ${res.headers['set-cookie'] ? 'cookie' : 'no-cookie'}`);
+        },
+      )
+        .on('error', reject)
+        .end(body);
+    });
+  const WRONG = '/login?error=wrong&next=%2Fservers no-cookie';
+  const BUSY = '/login?error=busy&next=%2Fservers no-cookie';
+
+  it("are rationed per client: one client's failures spend its own budget, not another's", async () => {
+    // 127.0.0.3 spends its budget, then is refused, the right password too, whatever address it claims.
+    for (let i = 0; i < FAILED_SIGN_INS_PER_CLIENT; i += 1)
+      expect(await signInFrom('127.0.0.3', `wrong-${i}`)).toBe(WRONG);
+    expect(await signInFrom('127.0.0.3', PASSWORD)).toBe(BUSY);
+    for (const forged of ['127.0.0.4', '10.9.8.7', ''])
+      expect(
+        await signInFrom('127.0.0.3', PASSWORD, { [CLIENT_ADDRESS_HEADER]: forged, 'x-forwarded-for': forged }),
+      ).toBe(BUSY);
+    // Another client still signs in, even one claiming to be the spent one.
+    expect(await signInFrom('127.0.0.4', PASSWORD)).toBe('/servers cookie');
+    expect(await signInFrom('127.0.0.5', PASSWORD, { [CLIENT_ADDRESS_HEADER]: '127.0.0.3' })).toBe('/servers cookie');
+    expect(await signInFrom('127.0.0.4', 'wrong-again')).toBe(WRONG);
+  });
+
+  it('are rationed for the whole dashboard too: past its budget even the right password waits, and is not compared', async () => {
+    // Clients of their own, each under its own budget, together spend the dashboard's.
+    const clients = Array.from(
+      { length: Math.ceil(FAILED_SIGN_INS_PER_MINUTE / FAILED_SIGN_INS_PER_CLIENT) + 1 },
+      (_, i) => `127.0.1.${i + 1}`,
+    );
+    let busy = 0;
+    await Promise.all(
+      clients.map(async (address) => {
+        for (let i = 0; i < FAILED_SIGN_INS_PER_CLIENT - 1; i += 1)
+          if ((await signInFrom(address, `wrong-${i}`)) === BUSY) busy += 1;
+      }),
+    );
+    expect(busy).toBeGreaterThan(0);
+    const fresh = await signInFrom('127.0.2.1', PASSWORD);
+    expect(fresh).toBe(BUSY);
     const form = await raw('/login?error=busy');
     expect(form.status).toBe(200);
     expect(form.text).toContain('Too many failed sign-ins in the last minute');
   });
 
-  it('frees a try as the oldest failure leaves the minute', () => {
-    const budget = signInBudget(3, 60_000);
+  it('frees a try as the oldest failure leaves the minute, per client and in all', () => {
+    const budget = signInBudget({ perClient: 2, total: 3, windowMs: 60_000 });
     const t0 = 1_000_000;
-    budget.failed(t0);
-    budget.failed(t0 + 10_000);
-    expect(budget.wait(t0 + 20_000)).toBe(0);
-    budget.failed(t0 + 20_000);
-    expect(budget.wait(t0 + 20_000)).toBe(40_000);
-    expect(budget.wait(t0 + 59_999)).toBe(1);
-    expect(budget.wait(t0 + 60_000)).toBe(0);
-    budget.failed(t0 + 60_000);
-    expect(budget.wait(t0 + 60_001)).toBe(9_999);
+    budget.failed('10.0.0.1', t0);
+    budget.failed('10.0.0.1', t0 + 10_000);
+    expect(budget.wait('10.0.0.1', t0 + 20_000)).toBe(40_000);
+    expect(budget.wait('::ffff:10.0.0.1', t0 + 20_000)).toBe(40_000); // the same client, IPv4-mapped
+    expect(budget.wait('10.0.0.2', t0 + 20_000)).toBe(0);
+    expect(budget.wait(null, t0 + 20_000)).toBe(0);
+    budget.failed('10.0.0.2', t0 + 20_000);
+    expect(budget.wait('10.0.0.3', t0 + 20_000)).toBe(40_000); // the dashboard's budget is spent
+    expect(budget.wait('10.0.0.3', t0 + 60_000)).toBe(0);
+    expect(budget.wait('10.0.0.1', t0 + 59_999)).toBe(1);
+    expect(budget.wait('10.0.0.1', t0 + 60_000)).toBe(0);
+    // An IPv6 client is its /64: it cannot dodge its budget by changing the rest of its address.
+    expect(clientKey('2001:db8:1:2::1')).toBe(clientKey('2001:db8:1:2:aaaa:bbbb:cccc:dddd'));
+    expect(clientKey('2001:db8:1:2::1')).not.toBe(clientKey('2001:db8:1:3::1'));
+    const v6 = signInBudget({ perClient: 1, total: 100 });
+    v6.failed('2001:db8:1:2::1');
+    expect(v6.wait('2001:db8:1:2::9')).toBeGreaterThan(0);
+    expect(v6.wait('2001:db8:1:3::1')).toBe(0);
+  });
+
+  it('remembers a bounded number of clients', () => {
+    const budget = signInBudget({ perClient: 1, total: 1_000_000, maxClients: 3 });
+    const t0 = 5_000_000;
+    for (const c of ['10.0.0.1', '10.0.0.2', '10.0.0.3', '10.0.0.4']) budget.failed(c, t0);
+    // The oldest was forgotten to make room; the newest are kept.
+    expect(budget.wait('10.0.0.1', t0)).toBe(0);
+    expect(budget.wait('10.0.0.4', t0)).toBe(60_000);
   });
 });

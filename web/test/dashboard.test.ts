@@ -421,6 +421,11 @@ describe('dashboard without data, a database or control', () => {
       await page.getByRole('heading', { name: 'This page could not be loaded' }).waitFor();
       await page.getByRole('button', { name: 'Try again' }).waitFor();
       expect(noDb.output()).toMatch(/does not exist/);
+      // The error page may not be framed by another site either (as every answer: auth.test.ts).
+      const broken = await fetch(`${noDb.url}/`);
+      await broken.arrayBuffer();
+      expect(broken.headers.get('content-security-policy')).toBe("frame-ancestors 'none'");
+      expect(broken.headers.get('x-frame-options')).toBe('DENY');
       // Container probes: alive either way, ready only with its database.
       expect((await fetch(`${noDb.url}/healthz`)).status).toBe(200);
       expect((await fetch(`${noDb.url}/readyz`)).status).toBe(503);

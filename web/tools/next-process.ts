@@ -1,10 +1,10 @@
-// The built dashboard as its own process, the way docker-compose runs it: `next start` reading
-// Postgres from DATABASE_URL and writing through control's API (MCP_FLEET_API_URL). Used by the
-// end-to-end tests, bench:web and the screenshots. Each dashboard leads its own process group, so
+// The built dashboard as its own process, the way the web image runs it: bin/dashboard.js (its own
+// HTTP server over the Next app) reading Postgres from DATABASE_URL and writing through control's
+// API (MCP_FLEET_API_URL). Used by the end-to-end tests, bench:web and the screenshots. Each dashboard leads its own process group, so
 // whatever Next starts goes with it, and every one still running is killed when this process exits.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import { build, isBuilt, WEB_DIR } from '../index';
 
 export interface DashboardProcess {
@@ -38,16 +38,17 @@ export async function startDashboardProcess(
 ): Promise<DashboardProcess> {
   if (!isBuilt()) await build((m) => console.log(m));
   const port = await freePort();
-  const bin = createRequire(import.meta.url).resolve('next/dist/bin/next');
   const childEnv: NodeJS.ProcessEnv = {
     ...process.env,
+    PORT: String(port),
+    MCP_FLEET_WEB_HOST: '127.0.0.1',
     ...env,
     NEXT_TELEMETRY_DISABLED: '1',
     NODE_ENV: 'production',
   };
-  // A caller's loader (tsx) has no business in the dashboard.
+  // A caller's loader (tsx) has no business in the dashboard: bin/dashboard.js registers its own.
   delete childEnv.NODE_OPTIONS;
-  const child = spawn(process.execPath, [bin, 'start', '-p', String(port), '-H', '127.0.0.1'], {
+  const child = spawn(process.execPath, [join(WEB_DIR, 'bin', 'dashboard.js')], {
     cwd: WEB_DIR,
     env: childEnv,
     stdio: ['ignore', 'pipe', 'pipe'],

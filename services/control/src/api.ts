@@ -293,16 +293,22 @@ export function createApi(ctx: ApiContext): Router {
     .on('GET', '/api/fleet/summary', async (req) => ({
       json: await fleetSummary(ctx.db, { since: sinceParam(req.query) ?? new Date(Date.now() - RANGES['24h']!) }),
     }))
-    .on('POST', '/api/fleet', async (req) => {
-      if (typeof req.body !== 'string')
-        throw new HttpError(415, 'send the fleet file as YAML (content-type: application/yaml)');
-      try {
-        return { json: await ctx.apply(parseFleet(req.body, 'the fleet file sent')) };
-      } catch (err) {
-        if (err instanceof FleetFileError) throw new HttpError(400, err.message);
-        throw err;
-      }
-    })
+    .on(
+      'POST',
+      '/api/fleet',
+      async (req) => {
+        // YAML only by its own media type: a JSON string body is no fleet file.
+        if (req.bodyKind !== 'yaml' || typeof req.body !== 'string')
+          throw new HttpError(415, 'send the fleet file as YAML (content-type: application/yaml)');
+        try {
+          return { json: await ctx.apply(parseFleet(req.body, 'the fleet file sent')) };
+        } catch (err) {
+          if (err instanceof FleetFileError) throw new HttpError(400, err.message);
+          throw err;
+        }
+      },
+      { accepts: ['yaml', 'json'] },
+    )
     .on('GET', '/api/agents', async () => ({ json: { agents: await listAgents(ctx.db) } }))
     .on('GET', '/api/regions', async () => ({ json: { regions: ctx.regions() } }))
     .on('POST', '/api/detect', async (req) => {

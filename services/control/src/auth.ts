@@ -4,12 +4,19 @@
 // loopback unless MCP_FLEET_ALLOW_UNAUTHENTICATED=1 says something in front of it authenticates.
 //
 // The tokens and their constant-time comparison are store's api-tokens (shared with the
-// dashboard's sign-in). No token is ever logged or echoed: errors name the variable, never a value.
+// dashboard's sign-in), and what a browser may ask (cross-site writes, the Host allowlist, the
+// loopback rule for binds) is store's request-guard, also the dashboard's. No token is ever logged
+// or echoed: errors name the variable, never a value.
 import type { IncomingHttpHeaders } from 'node:http';
-import { isIP } from 'node:net';
 import { AuthConfigError, checkToken, type Scope, SecretSet, tokensFromEnv } from '@mcp-fleet/store';
 
 export { AuthConfigError, MIN_TOKEN_LENGTH, type Scope, tokensFromEnv } from '@mcp-fleet/store';
+export {
+  allowedHostsFromEnv,
+  allowUnauthenticated,
+  assertSafeBind,
+  isLoopbackHost,
+} from '@mcp-fleet/store/request-guard';
 
 /** What a route needs: nothing, a read token, an admin token, or /metrics' own rule. */
 export type Access = 'public' | 'metrics' | Scope;
@@ -126,48 +133,5 @@ export function apiAuthFromEnv(env: Record<string, string | undefined> = process
   return new ApiAuth({ tokens, metricsToken });
 }
 
-/** MCP_FLEET_ALLOW_UNAUTHENTICATED=1: something in front (a proxy, a private network) authenticates. */
-export function allowUnauthenticated(env: Record<string, string | undefined> = process.env): boolean {
-  return env.MCP_FLEET_ALLOW_UNAUTHENTICATED === '1' || env.MCP_FLEET_ALLOW_UNAUTHENTICATED === 'true';
-}
-
-/** 127.0.0.0/8, ::1 (also IPv4-mapped) and `localhost`: addresses only this machine reaches. */
-export function isLoopbackHost(host: string): boolean {
-  const h = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
-  if (h === 'localhost' || h.endsWith('.localhost')) return true;
-  if (isIP(h) === 4) return h.startsWith('127.');
-  if (isIP(h) === 6) return h === '::1' || /^::ffff:127\./.test(h) || /^(0{1,4}:){7}0{0,3}1$/.test(h);
-  return false;
-}
-
-/**
- * Refuse to listen beyond loopback with auth off, unless MCP_FLEET_ALLOW_UNAUTHENTICATED=1.
- * `what` names the listener ("control's API", "the dashboard"); `how` says how to turn auth on.
- */
-export function assertSafeBind(opts: {
-  what: string;
-  host: string;
-  authEnabled: boolean;
-  allowUnauthenticated: boolean;
-  how: string;
-}): void {
-  if (opts.authEnabled || opts.allowUnauthenticated || isLoopbackHost(opts.host)) return;
-  throw new AuthConfigError(
-    `${opts.what} would listen on ${opts.host} with no authentication: anyone who reaches it could change the fleet. ` +
-      `${opts.how}, listen on 127.0.0.1, or set MCP_FLEET_ALLOW_UNAUTHENTICATED=1 if something in front of it authenticates.`,
-  );
-}
-
 /** What turns control's API auth on, for the error above. */
 export const API_AUTH_HOW = 'Set MCP_FLEET_API_TOKENS (or MCP_FLEET_ADMIN_TOKEN / MCP_FLEET_READ_TOKEN)';
-
-/**
- * With auth off and a loopback listener, only loopback Host headers are served: a web page that
- * rebinds its own name to 127.0.0.1 (DNS rebinding) cannot drive the API from a browser.
- */
-export function loopbackHostRefusal(headers: IncomingHttpHeaders): string | null {
-  const host = headers.host;
-  if (host === undefined) return null;
-  const name = host.replace(/:\d+$/, '');
-  return isLoopbackHost(name) ? null : `Host ${host.slice(0, 100)} is not a loopback name (auth is off)`;
-}

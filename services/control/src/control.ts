@@ -27,9 +27,10 @@ import {
   serversOverview,
   upsertAgentHeartbeat,
 } from '@mcp-fleet/store';
+import { requestRefusal } from '@mcp-fleet/store/request-guard';
 import { createApi } from './api';
 import { type ApplySummary, applyFleet } from './apply';
-import { API_AUTH_HOW, ApiAuth, assertSafeBind, isLoopbackHost, loopbackHostRefusal } from './auth';
+import { API_AUTH_HOW, ApiAuth, assertSafeBind } from './auth';
 import type { FleetDefinition } from './fleet-file';
 import type { RouteInfo } from './http';
 import { startIngest } from './ingest';
@@ -56,6 +57,8 @@ export interface ControlOptions {
   auth?: ApiAuth;
   /** Listen beyond loopback with auth off (MCP_FLEET_ALLOW_UNAUTHENTICATED=1). */
   allowUnauthenticated?: boolean;
+  /** Host names served with auth off besides loopback names and IP literals (MCP_FLEET_ALLOWED_HOSTS). */
+  allowedHosts?: readonly string[];
   tickMs?: number;
   ingestConcurrency?: number;
   retentionDays?: number;
@@ -259,12 +262,14 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
     metricsText: async () => ({ text: await metrics.registry.metrics(), contentType: metrics.registry.contentType }),
     ready: () => !stopping,
   });
-  // With auth off on loopback, only loopback Host names are served (no DNS rebinding from a page).
-  const loopbackOnly = !auth.enabled && isLoopbackHost(host);
+  // What a browser may ask, before the token (store's request-guard, the dashboard's rules too):
+  // with auth off, only Host names that cannot be rebound (whatever the bind address); with auth
+  // on or off, no write from another site's page.
+  const guard = { authEnabled: auth.enabled, allowedHosts: opts.allowedHosts ?? [] };
   router.guard(
-    (access, headers) => {
-      const foreign = loopbackOnly && access !== 'public' ? loopbackHostRefusal(headers) : null;
-      return foreign ? { status: 403, message: foreign } : auth.check(access, headers);
+    (access, req) => {
+      const refused = requestRefusal(req, guard);
+      return refused ? { status: 403, message: `refused: ${refused}` } : auth.check(access, req.headers);
     },
     (refused) => log.warn(refused, 'API request refused'),
   );

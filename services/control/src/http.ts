@@ -1,8 +1,10 @@
 // A small JSON HTTP router over node:http. Our surface is a dozen JSON routes; a route table
 // and a body reader are all it takes, so no web framework is pulled in for it. Every route's
 // access follows from its method and path (auth.ts accessOf), and a request is admitted before
-// its route is looked up or its body read.
+// its route is looked up or its body read. A route's body is JSON unless it declares more (only
+// POST /api/fleet also takes YAML), and its media type must be exactly one of those it declares.
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { parse as parseContentType } from 'content-type';
 import { z } from 'zod';
 import { type Access, type AuthRefusal, accessOf } from './auth';
 
@@ -16,11 +18,17 @@ export class HttpError extends Error {
   }
 }
 
+/** What a route's body may be: JSON (the default), or a YAML document kept as text. */
+export type BodyKind = 'json' | 'yaml';
+
 export interface ApiRequest {
   method: string;
   params: Record<string, string>;
   query: URLSearchParams;
+  /** JSON: the parsed value; YAML: the text; undefined without a body. */
   body: unknown;
+  /** Which of the route's declared kinds the body came as (a JSON string is no YAML file). */
+  bodyKind: BodyKind | undefined;
 }
 
 export type Reply = { status?: number; json?: unknown; text?: string; contentType?: string };
@@ -29,7 +37,7 @@ export type RouteHandler = (req: ApiRequest) => Promise<Reply>;
 /** Admit a request needing `access`, or refuse it (401/403); null admits. */
 export type Gate = (
   access: Access,
-  headers: IncomingHttpHeaders,
+  req: { method: string; path: string; headers: IncomingHttpHeaders },
 ) => AuthRefusal | { status: number; message: string } | null;
 
 export type OnRefused = (info: { method: string; path: string; status: number; reason: string }) => void;
@@ -43,6 +51,7 @@ export interface RouteInfo {
 interface Route extends RouteInfo {
   parts: string[];
   handler: RouteHandler;
+  accepts: readonly BodyKind[];
 }
 
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -52,13 +61,15 @@ export class Router {
   #gate: Gate | undefined;
   #onRefused: OnRefused | undefined;
 
-  on(method: string, pattern: string, handler: RouteHandler): this {
+  /** A route; `accepts` lists what its body may be (default JSON only). */
+  on(method: string, pattern: string, handler: RouteHandler, opts: { accepts?: readonly BodyKind[] } = {}): this {
     this.#routes.push({
       method,
       pattern,
       access: accessOf(method, pattern),
       parts: pattern.split('/').filter(Boolean),
       handler,
+      accepts: opts.accepts ?? ['json'],
     });
     return this;
   }
@@ -85,7 +96,11 @@ export class Router {
       );
       const route = matches.find((r) => r.method === req.method);
       // Admitted first: without a token, an unknown path or method says 401, not what exists.
-      const refusal = this.#gate?.(route?.access ?? accessOf('GET', url.pathname), req.headers);
+      const refusal = this.#gate?.(route?.access ?? accessOf('GET', url.pathname), {
+        method: req.method ?? '',
+        path: url.pathname,
+        headers: req.headers,
+      });
       if (refusal) {
         this.#onRefused?.({
           method: req.method ?? '',
@@ -105,8 +120,17 @@ export class Router {
       route.parts.forEach((p, i) => {
         if (p.startsWith(':')) params[p.slice(1)] = parts[i] ?? '';
       });
-      const body = req.method === 'GET' || req.method === 'DELETE' ? undefined : await readJson(req);
-      const reply = await route.handler({ method: req.method ?? 'GET', params, query: url.searchParams, body });
+      const { body, kind } =
+        req.method === 'GET' || req.method === 'DELETE'
+          ? { body: undefined, kind: undefined }
+          : await readBody(req, route.accepts);
+      const reply = await route.handler({
+        method: req.method ?? 'GET',
+        params,
+        query: url.searchParams,
+        body,
+        bodyKind: kind,
+      });
       send(res, reply.status ?? 200, reply);
     } catch (err) {
       if (err instanceof HttpError) return send(res, err.status, { json: { error: err.message } }, err.headers);
@@ -132,7 +156,23 @@ function send(res: ServerResponse, status: number, reply: Reply, headers: Record
   res.end(JSON.stringify(reply.json ?? null));
 }
 
-async function readJson(req: IncomingMessage): Promise<unknown> {
+/** The media types each body kind is sent as: exactly these, compared case-insensitively. */
+const MEDIA_TYPES: Record<BodyKind, readonly string[]> = {
+  json: ['application/json'],
+  yaml: ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/x-yaml'],
+};
+
+/**
+ * The body as the route declared it: JSON parsed, YAML as text. The Content-Type is parsed
+ * (jshttp's content-type: type/subtype and well-formed parameters) and its type must be exactly
+ * one the route accepts. A web page can post `text/plain` — even `text/plain; application/json` —
+ * to any server without a CORS preflight, but not `application/json`: the exact type keeps every
+ * write behind the preflight that control never grants (issue 12), besides the Origin check.
+ */
+async function readBody(
+  req: IncomingMessage,
+  accepts: readonly BodyKind[],
+): Promise<{ body: unknown; kind: BodyKind | undefined }> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
@@ -142,16 +182,37 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
       throw new HttpError(413, 'the request body is larger than 1 MiB', { connection: 'close' });
     chunks.push(chunk as Buffer);
   }
-  if (size === 0) return undefined;
-  const type = req.headers['content-type'] ?? '';
-  // A fleet file travels as YAML text; everything else is JSON.
-  if (/^(application|text)\/(x-)?yaml/.test(type)) return Buffer.concat(chunks).toString('utf8');
-  if (!type.includes('application/json')) throw new HttpError(415, 'send JSON (content-type: application/json)');
+  if (size === 0) return { body: undefined, kind: undefined };
+  const kind = bodyKind(req.headers['content-type'], accepts);
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (kind === 'yaml') return { body: text, kind };
   try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    return { body: JSON.parse(text), kind };
   } catch {
     throw new HttpError(400, 'the request body is not valid JSON');
   }
+}
+
+function bodyKind(header: string | undefined, accepts: readonly BodyKind[]): BodyKind {
+  const wanted = accepts.map((k) => MEDIA_TYPES[k][0]).join(' or ');
+  let type: string;
+  let charset: string | undefined;
+  try {
+    const parsed = parseContentType(header ?? '');
+    type = parsed.type;
+    charset = parsed.parameters.charset?.toLowerCase();
+  } catch {
+    throw new HttpError(
+      415,
+      `send the body as ${wanted} (content-type: ${JSON.stringify((header ?? '').slice(0, 100))} is not one media type)`,
+    );
+  }
+  const kind = accepts.find((k) => MEDIA_TYPES[k].includes(type));
+  if (!kind) throw new HttpError(415, `send the body as ${wanted}, not ${type}`);
+  // Read as UTF-8, which JSON must be (RFC 8259); another charset would be read wrong.
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8')
+    throw new HttpError(415, `send the body in UTF-8, not charset ${charset.slice(0, 40)}`);
+  return kind;
 }
 
 function decodePathPart(part: string): string {

@@ -4,6 +4,7 @@ export {
   API_AUTH_HOW,
   ApiAuth,
   AuthConfigError,
+  allowedHostsFromEnv,
   allowUnauthenticated,
   apiAuthFromEnv,
   assertSafeBind,

@@ -355,6 +355,134 @@ describe('tokens stay secret', () => {
   });
 });
 
+describe('cross-site writes (a web page driving the API from a browser)', () => {
+  const hostile: [string, Record<string, string>][] = [
+    ['another origin', { origin: 'https://evil.example' }],
+    ['another port of this host', { origin: 'http://127.0.0.1:3000' }],
+    ['Origin null', { origin: 'null' }],
+    ['a malformed Origin', { origin: 'http://127.0.0.1:7070/path' }],
+    ['Sec-Fetch-Site: cross-site', { 'sec-fetch-site': 'cross-site' }],
+    ['Sec-Fetch-Site: same-site', { 'sec-fetch-site': 'same-site' }],
+  ];
+
+  it('refuses every write from another site (403, a JSON error, logged) even with the admin token, and changes nothing', async () => {
+    const before = await fleetState();
+    for (const route of writes())
+      for (const [what, headers] of hostile) {
+        const res = await call(route.method, pathOf(route), { ...bodyOf(route), token: ADMIN, headers });
+        const label = `${route.method} ${route.pattern}, ${what}`;
+        expect(res.status, `${label}: ${res.text}`).toBe(403);
+        expect(res.headers.get('content-type'), label).toContain('application/json');
+        expect(res.json?.error, label).toMatch(/^refused: /);
+        expect(res.headers.get('www-authenticate'), label).toBeNull();
+      }
+    expect(await fleetState()).toBe(before);
+    expect(logged).toMatch(
+      /"reason":"refused: Origin https:\/\/evil\.example is not this server.s own","msg":"API request refused"/,
+    );
+  });
+
+  it("admits a write from control's own origin, and reads from anywhere (a page cannot read the answer)", async () => {
+    const own = await call('PATCH', `/api/servers/${serverId}`, {
+      token: ADMIN,
+      body: JSON.stringify({ interval: '75s' }),
+      headers: { origin: control.url, 'sec-fetch-site': 'same-origin' },
+    });
+    expect(own.status, own.text).toBe(200);
+    const read = await call('GET', '/api/servers', { token: READ, headers: { origin: 'https://evil.example' } });
+    expect(read.status).toBe(200);
+  });
+
+  it('grants no CORS preflight and sends no CORS header', async () => {
+    const preflight = await call('OPTIONS', '/api/fleet', {
+      headers: {
+        origin: 'https://evil.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type',
+      },
+    });
+    expect(preflight.status).toBeGreaterThanOrEqual(400);
+    const read = await call('GET', '/api/servers', { token: READ, headers: { origin: 'https://evil.example' } });
+    for (const res of [preflight, read])
+      for (const name of ['origin', 'methods', 'headers', 'credentials'])
+        expect(res.headers.get(`access-control-allow-${name}`)).toBeNull();
+  });
+});
+
+describe('media types', () => {
+  const bodyTypes = (route: RouteInfo) =>
+    route.pattern === '/api/fleet' ? ['yaml', 'json'] : route.method === 'DELETE' ? [] : ['json'];
+
+  it('takes JSON only as exactly application/json (any case, charset=utf-8 allowed)', async () => {
+    const before = await fleetState();
+    for (const route of writes().filter((r) => bodyTypes(r).includes('json') && r.pattern !== '/api/fleet'))
+      for (const type of [
+        'text/plain; application/json',
+        'text/plain',
+        'application/json-patch+json',
+        'application/jsonx',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data; boundary=x',
+        'application/json, text/plain',
+        'application/json; charset=latin1',
+        'application/yaml',
+        'text/yaml',
+      ]) {
+        const res = await call(route.method, pathOf(route), { ...bodyOf(route), token: ADMIN, contentType: type });
+        expect(res.status, `${route.method} ${route.pattern} as ${type}: ${res.text}`).toBe(415);
+        expect(res.json?.error).toMatch(/^send the body (as application\/json|in UTF-8)/);
+      }
+    expect(await fleetState()).toBe(before);
+    for (const type of [
+      'application/json',
+      'APPLICATION/JSON',
+      'application/json; charset=UTF-8',
+      'application/json;charset=utf-8',
+    ]) {
+      const res = await call('PATCH', `/api/servers/${serverId}`, {
+        token: ADMIN,
+        body: JSON.stringify({ interval: '80s' }),
+        contentType: type,
+      });
+      expect(res.status, `${type}: ${res.text}`).toBe(200);
+    }
+  });
+
+  it('takes YAML only on POST /api/fleet, as one of its four media types, and no JSON string as a fleet file', async () => {
+    const fleetYaml = 'regions: [eu-west]\npolicy: { allow: ["127.0.0.0/8"] }\nservers: []\n';
+    for (const type of [
+      'application/yaml',
+      'application/x-yaml',
+      'text/yaml',
+      'text/x-yaml',
+      'Application/YAML; charset=utf-8',
+    ]) {
+      const res = await call('POST', '/api/fleet', { token: ADMIN, body: fleetYaml, contentType: type });
+      expect(res.status, `${type}: ${res.text}`).toBe(200);
+    }
+    const before = await fleetState();
+    const sneaked = 'regions: [eu-west]\nservers:\n  - name: sneaked\n    url: https://sneaked.example.com/mcp\n';
+    for (const [body, type] of [
+      [sneaked, 'text/plain'],
+      [sneaked, 'text/plain; application/yaml'],
+      [sneaked, 'application/yaml-patch'],
+      [JSON.stringify(sneaked), 'application/json'],
+      [JSON.stringify(sneaked), 'text/plain; application/json'],
+    ] as const) {
+      const res = await call('POST', '/api/fleet', { token: ADMIN, body, contentType: type });
+      expect(res.status, `${type}: ${res.text}`).toBe(415);
+    }
+    // A JSON route takes no YAML.
+    const yamlServer = await call('POST', '/api/servers', {
+      token: ADMIN,
+      body: 'name: sneaked\nurl: https://sneaked.example.com/mcp\n',
+      contentType: 'application/yaml',
+    });
+    expect(yamlServer.status).toBe(415);
+    expect(await fleetState()).toBe(before);
+  });
+});
+
 describe('auth off: loopback only', () => {
   it('refuses to listen beyond loopback without tokens, unless MCP_FLEET_ALLOW_UNAUTHENTICATED', async () => {
     const log = createLogger('control-auth-test', 'silent');
@@ -392,6 +520,88 @@ describe('auth off: loopback only', () => {
     expect(password.status).toBe(2);
     expect(password.stderr).toMatch(/MCP_FLEET_WEB_PASSWORD is 7 characters; it needs at least 12/);
   }, 60_000);
+
+  it("refuses the issue's attack: a page's text/plain post of a fleet to an open control (auth off)", async () => {
+    const log = createLogger('control-auth-test', 'silent');
+    const open = await startControl({ store, bus, log, fleet, port: 0, tickMs: 1_000 });
+    try {
+      const before = await fleetState();
+      const attack =
+        '"regions: [eu-west]\\npolicy: { allow: [\\"127.0.0.0/8\\"] }\\nservers:\\n  - name: x\\n    url: http://127.0.0.1:29999/mcp\\n    tests:\\n      - revision: newest\\n"';
+      const post = (headers: Record<string, string>) =>
+        fetch(`${open.url}/api/fleet`, { method: 'POST', headers, body: attack }).then(async (r) => ({
+          status: r.status,
+          error: ((await r.json()) as { error: string }).error,
+        }));
+      // As the browser sends it: from the page's origin, without a preflight.
+      const page = await post({ 'content-type': 'text/plain; application/json', origin: 'https://evil.example' });
+      expect(page.status).toBe(403);
+      expect(page.error).toMatch(/Origin https:\/\/evil\.example is not this server's own/);
+      const fetchMetadata = await post({
+        'content-type': 'text/plain; application/json',
+        'sec-fetch-site': 'cross-site',
+      });
+      expect(fetchMetadata.status).toBe(403);
+      // Without the browser's headers (curl): the media type alone refuses it.
+      const bare = await post({ 'content-type': 'text/plain; application/json' });
+      expect(bare.status).toBe(415);
+      // Even as exact JSON (which needs a preflight from a page): a JSON string is no fleet file.
+      expect((await post({ 'content-type': 'application/json' })).status).toBe(415);
+      expect((await post({ 'content-type': 'application/json', origin: 'https://evil.example' })).status).toBe(403);
+      // Every other write too.
+      for (const route of open.routes.filter((r) => r.method !== 'GET')) {
+        const res = await fetch(`${open.url}${pathOf(route)}`, {
+          method: route.method,
+          headers: { origin: 'https://evil.example', 'content-type': 'text/plain' },
+          body: route.method === 'DELETE' ? undefined : '{}',
+        });
+        expect(res.status, `${route.method} ${route.pattern}`).toBe(403);
+      }
+      expect(await fleetState()).toBe(before);
+    } finally {
+      await open.stop();
+    }
+  });
+
+  it('serves only Host names that cannot be rebound with auth off, whatever the bind and even when allowed unauthenticated', async () => {
+    const log = createLogger('control-auth-test', 'silent');
+    // Beyond loopback (something in front authenticates, it says), naming one more host it is reached by.
+    const open = await startControl({
+      store,
+      bus,
+      log,
+      fleet,
+      port: 0,
+      tickMs: 1_000,
+      host: '0.0.0.0',
+      allowUnauthenticated: true,
+      allowedHosts: ['control'],
+    });
+    const port = new URL(open.url).port;
+    try {
+      const get = (host: string, path = '/api/servers') =>
+        new Promise<number>((resolve, reject) => {
+          request({ host: '127.0.0.1', port, path, headers: { host } }, (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          })
+            .on('error', reject)
+            .end();
+        });
+      expect(await get(`127.0.0.1:${port}`)).toBe(200);
+      expect(await get(`localhost:${port}`)).toBe(200);
+      expect(await get(`[::1]:${port}`)).toBe(200);
+      expect(await get(`10.1.2.3:${port}`)).toBe(200); // an address is no name to rebind
+      expect(await get('control:7070')).toBe(200); // MCP_FLEET_ALLOWED_HOSTS
+      expect(await get('rebound.attacker.example:7070')).toBe(403);
+      expect(await get('control.attacker.example')).toBe(403);
+      expect(await get('rebound.attacker.example', '/metrics')).toBe(403);
+      expect(await get('rebound.attacker.example', '/healthz')).toBe(200);
+      expect(await get('rebound.attacker.example', '/readyz')).toBe(200);
+    } finally {
+      await open.stop();
+    }
+  });
 
   it('serves only loopback Host names when auth is off (no DNS rebinding into the API)', async () => {
     const log = createLogger('control-auth-test', 'silent');

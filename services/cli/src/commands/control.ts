@@ -3,6 +3,7 @@ import {
   API_AUTH_HOW,
   type ApiAuth,
   AuthConfigError,
+  allowedHostsFromEnv,
   allowUnauthenticated,
   apiAuthFromEnv,
   assertSafeBind,
@@ -29,7 +30,9 @@ export async function controlCommand(args: string[], out: (s: string) => void): 
   const auth = checkedApiAuth(env);
   // Control's own probes (detect, a pinned test's first run) obey a floor of its own, as agents do.
   const floor = probeFloor(env);
+  let allowedHosts: string[];
   try {
+    allowedHosts = allowedHostsFromEnv(env);
     assertSafeBind({
       what: "control's API",
       host,
@@ -75,6 +78,7 @@ export async function controlCommand(args: string[], out: (s: string) => void): 
     host,
     auth,
     allowUnauthenticated: allowUnauthenticated(env),
+    allowedHosts,
     retentionDays: retentionDays(),
     probeFloor: floor,
   }).catch(configError);

@@ -3,6 +3,7 @@ import { type Bus, busOptionsFromEnv, createLogger, openBus } from '@mcp-fleet/b
 import {
   API_AUTH_HOW,
   AuthConfigError,
+  allowedHostsFromEnv,
   allowUnauthenticated,
   assertSafeBind,
   type Control,
@@ -51,7 +52,9 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
   // password or an open listener beyond loopback is a usage error.
   const apiAuth = checkedApiAuth(env);
   let webAuthOn = false;
+  let allowedHosts: string[];
   try {
+    allowedHosts = allowedHostsFromEnv(env);
     assertSafeBind({
       what: "control's API",
       host: apiHost,
@@ -109,6 +112,7 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
       host: apiHost,
       auth: apiAuth,
       allowUnauthenticated: allowUnauthenticated(env),
+      allowedHosts,
       retentionDays: retentionDays(),
       probeFloor: floor,
     });

@@ -1,16 +1,16 @@
 // The sign-in form's post. Refused (403) unless it comes from this dashboard's own pages — the
 // explicit CSRF check (proxy.ts makes it too) — then the password is checked in constant time and
 // a session cookie set: HttpOnly, SameSite=Strict, Secure over HTTPS, signed, 12 hours. Failed
-// sign-ins are rationed (lib/sign-in-budget.ts).
-import { crossOriginRefusal, isHttps, safeNext, sessionCookie, webAuth } from '../../../lib/auth-core';
-import { sharedSignInBudget } from '../../../lib/sign-in-budget';
+// sign-ins are rationed per client and in all (lib/sign-in-budget.ts).
+import { browserRefusal, isHttps, safeNext, sessionCookie, webAuth } from '../../../lib/auth-core';
+import { clientAddress, sharedSignInBudget } from '../../../lib/sign-in-budget';
 
 export const dynamic = 'force-dynamic';
 
 export async function POST(request: Request) {
-  const cross = crossOriginRefusal(request.headers);
-  if (cross) return text(403, `Cross-origin sign-in refused: ${cross}.`);
   const auth = webAuth();
+  const refused = browserRefusal(auth, { method: 'POST', path: '/auth/login', headers: request.headers });
+  if (refused) return text(403, `Sign-in refused: ${refused}.`);
   const form = await request.formData().catch(() => null);
   const next = safeNext(form?.get('next'));
   if (!auth.enabled) return seeOther(next);
@@ -20,12 +20,13 @@ export async function POST(request: Request) {
     return seeOther(`/login?${query}`);
   };
   const budget = sharedSignInBudget();
+  const client = clientAddress(request.headers);
   // Spent: the password is not even compared, so a guess made now can tell nothing.
-  if (budget.wait() > 0) return back('busy');
+  if (budget.wait(client) > 0) return back('busy');
   const password = form?.get('password');
   const scope = typeof password === 'string' ? auth.login(password) : null;
   if (!scope) {
-    budget.failed();
+    budget.failed(client);
     // A pause makes guessing slow; the answer says nothing about which part was wrong.
     await new Promise((r) => setTimeout(r, 400));
     return back('wrong');

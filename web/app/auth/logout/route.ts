@@ -1,12 +1,12 @@
 // Sign out: the session cookie is cleared (same-origin posts only, as for signing in).
-import { crossOriginRefusal, isHttps, sessionCookie } from '../../../lib/auth-core';
+import { browserRefusal, isHttps, sessionCookie, webAuth } from '../../../lib/auth-core';
 
 export const dynamic = 'force-dynamic';
 
 export async function POST(request: Request) {
-  const cross = crossOriginRefusal(request.headers);
-  if (cross)
-    return new Response(`Cross-origin sign-out refused: ${cross}.`, {
+  const refused = browserRefusal(webAuth(), { method: 'POST', path: '/auth/logout', headers: request.headers });
+  if (refused)
+    return new Response(`Sign-out refused: ${refused}.`, {
       status: 403,
       headers: { 'content-type': 'text/plain; charset=utf-8' },
     });
