@@ -21,7 +21,7 @@ export {
 export { LOOKUP_MAX_REQUESTS, NOT_IDENTIFIED } from './lookup';
 export type { ServerInfo } from './opening';
 export { isPassing, OUTCOME_NAMES, OUTCOMES, type Outcome } from './outcomes';
-export { displayUrl, redact, redactStrings } from './redact';
+export { displayUrl, redact, redactStrings, secretsOf } from './redact';
 export * from './revisions';
 export {
   DEFAULT_SCHEMES,
@@ -31,3 +31,11 @@ export {
   TargetPolicy,
   type TargetPolicyRanges,
 } from './target-policy';
+export {
+  hasUrlCredentials,
+  maskedParts,
+  maskUrl,
+  URL_MASK,
+  unmaskUrl,
+  urlSecretParts,
+} from './url-credentials';
