@@ -2,7 +2,15 @@
 // Errors name the file, the line and the field. `${NAME}` in header values comes from the
 // environment, so credentials stay out of the file.
 import { readFile } from 'node:fs/promises';
-import { DEFAULT_SCHEMES, isRevision, parseCidr, REVISION_NAMES, type Revision, TargetPolicy } from '@mcp-fleet/probe';
+import {
+  DEFAULT_SCHEMES,
+  isRevision,
+  maskedParts,
+  parseCidr,
+  REVISION_NAMES,
+  type Revision,
+  TargetPolicy,
+} from '@mcp-fleet/probe';
 import type { ServerInput } from '@mcp-fleet/store';
 import { isMap, LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
@@ -56,6 +64,15 @@ export const targetUrl = z
   // Stored as written and sent as parsed: nothing that parsing would drop or escape.
   .refine((u) => ![...u].some((c) => c <= ' ' || c === '\u007f'), 'a URL without spaces or control characters')
   .refine((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol), 'an http:// or https:// URL');
+/**
+ * A URL for a new server (the fleet file, POST /api/servers, /api/detect): `••••••` is how the API
+ * and the dashboard show a stored credential, and there is none to stand for here. (PATCH takes
+ * targetUrl: there it keeps the stored part, on the same origin only.)
+ */
+export const newTargetUrl = targetUrl.refine(
+  (u) => maskedParts(u).length === 0,
+  '•••••• stands for a stored credential: give the value itself',
+);
 /** A value a request can carry (RFC 9110 field-value: no CR, LF, NUL or other controls). */
 export const headerValue = z
   .string()
@@ -85,7 +102,7 @@ const FileSchema = z.strictObject({
     z.array(
       z.strictObject({
         name: serverName,
-        url: targetUrl,
+        url: newTargetUrl,
         headers: headerMap.default({}),
         regions: z.array(regionName).min(1).optional(),
         interval: duration.optional(),

@@ -1,6 +1,8 @@
 // The management API over HTTP: validation errors are 400 with a message, unknown ids 404,
 // pinned tests run once before they are saved, nothing is written by a refused request.
-import { servers as serversTable } from '@mcp-fleet/store';
+import { randomBytes } from 'node:crypto';
+import { getServer, servers as serversTable } from '@mcp-fleet/store';
+import { type Recorder, startRecorder, waitFor } from '@mcp-fleet/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Monitor, startMonitor } from './support';
 
@@ -210,5 +212,119 @@ describe('reads', () => {
     expect((await m.api<{ agents: unknown[] }>('/api/agents')).body).toEqual({ agents: [] });
     expect((await m.api('/healthz')).status).toBe(200);
     expect((await m.api('/readyz')).status).toBe(200);
+  });
+});
+
+// With agents: what a change makes them send, to real loopback listeners.
+describe('credentials and origins, seen from the targets', () => {
+  let w: Monitor;
+  let a: Recorder;
+  let b: Recorder;
+  beforeAll(async () => {
+    w = await startMonitor('pglite+memory', [{ name: 'modern' }], { interval: '2s' });
+    a = await startRecorder();
+    b = await startRecorder();
+  });
+  afterAll(async () => {
+    await w?.close();
+    await a?.close();
+    await b?.close();
+  });
+  const sentTo = (r: Recorder, value: string) =>
+    r.requests.filter((q) => Object.values(q.headers).some((v) => String(v).includes(value)));
+
+  it('a PATCH moving the URL to another origin drops the stored headers: they never reach the new host', async () => {
+    const secret = `Bearer origin-secret-${randomBytes(8).toString('hex')}`;
+    const created = await w.api<{ server: { id: string } }>('/api/servers', {
+      method: 'POST',
+      json: { name: 'moving', url: a.url(), headers: { Authorization: secret }, interval: '2s', timeout: '1500ms' },
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.server.id;
+    // The credential is used where it was given.
+    await waitFor('the old origin to get the credential', () => sentTo(a, secret).length > 0, 20_000);
+
+    const moved = await w.api<{
+      server: { url: string; headers: Record<string, string> };
+      headersDropped: string[];
+      notice: string;
+    }>(`/api/servers/${id}`, { method: 'PATCH', json: { url: b.url('/other/mcp') } });
+    expect(moved.status).toBe(200);
+    expect(moved.body.server).toMatchObject({ url: b.url('/other/mcp'), headers: {} });
+    expect(moved.body.headersDropped).toEqual(['Authorization']);
+    expect(moved.body.notice).toMatch(/stored headers Authorization were dropped: give them again/);
+    expect((await getServer(w.store.db, id))!.headers).toEqual({});
+
+    // The new origin is probed, from both regions, without the old origin's credential.
+    await waitFor('the new origin to be probed from both regions', () => b.requests.length >= 4, 20_000);
+    expect(sentTo(b, secret)).toEqual([]);
+    expect(sentTo(b, secret.slice('Bearer '.length))).toEqual([]);
+
+    // Given again with the move, it goes there; a PATCH on the same origin keeps it.
+    const back = await w.api<{ headersDropped: string[] }>(`/api/servers/${id}`, {
+      method: 'PATCH',
+      json: { url: a.url('/v2/mcp'), headers: { Authorization: secret } },
+    });
+    expect(back.body.headersDropped).toEqual([]);
+    const same = await w.api<{ headersDropped: string[] }>(`/api/servers/${id}`, {
+      method: 'PATCH',
+      json: { url: a.url('/v3/mcp') },
+    });
+    expect(same.body.headersDropped).toEqual([]);
+    expect((await getServer(w.store.db, id))!.headers).toEqual({ Authorization: secret });
+    await waitFor('the same origin to get it at the new path', () =>
+      a.requests.some((q) => q.url === '/v3/mcp' && q.headers.authorization === secret),
+    );
+    expect((await w.api(`/api/servers/${id}`, { method: 'DELETE' })).status).toBe(204);
+  });
+
+  it('a URL with credentials is shown masked, kept masked on its origin only, and sent whole to its target', async () => {
+    const full = a.url('/creds/mcp?token=url-token-123&v=1').replace('http://', 'http://url-user:url-pass-456@');
+    const created = await w.api<{ server: { id: string; url: string } }>('/api/servers', {
+      method: 'POST',
+      json: { name: 'url-creds', url: full, interval: '2s', timeout: '1500ms' },
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.server.id;
+    const shown = `http://••••••:••••••@127.0.0.1:${a.port}/creds/mcp?token=••••••&v=••••••`;
+    expect(created.body.server.url).toBe(shown);
+    const one = await w.api<{ server: { url: string } }>(`/api/servers/${id}`);
+    expect(one.body.server.url).toBe(shown);
+    const all = await w.api('/api/servers');
+    expect(JSON.stringify(all.body)).toContain(shown);
+    for (const text of [JSON.stringify(one.body), JSON.stringify(all.body)])
+      for (const secret of ['url-user', 'url-pass-456', 'url-token-123']) expect(text).not.toContain(secret);
+    // The probe sends the real URL.
+    await waitFor('the target to get the token', () =>
+      a.requests.some((q) => q.url === '/creds/mcp?token=url-token-123&v=1'),
+    );
+
+    // GET, change the interval, PATCH it back as shown: the stored credentials stay.
+    const kept = await w.api<{ server: { url: string } }>(`/api/servers/${id}`, {
+      method: 'PATCH',
+      json: { url: shown.replace('v=••••••', 'v=2'), interval: '3s' },
+    });
+    expect(kept.status).toBe(200);
+    expect((await getServer(w.store.db, id))!.target).toBe(full.replace('v=1', 'v=2'));
+    // The mask toward another origin is refused, and nothing changes.
+    const elsewhere = await w.api<{ error: string }>(`/api/servers/${id}`, {
+      method: 'PATCH',
+      json: { url: shown.replace(String(a.port), String(b.port)) },
+    });
+    expect(elsewhere.status).toBe(400);
+    expect(elsewhere.body.error).toMatch(
+      new RegExp(
+        `stand for a stored credential, which is only sent to http://127\\.0\\.0\\.1:${a.port}: give it again`,
+      ),
+    );
+    expect((await getServer(w.store.db, id))!.target).toBe(full.replace('v=1', 'v=2'));
+    // A new server has nothing stored for the mask to stand for.
+    const masked = await w.api<{ error: string }>('/api/servers', {
+      method: 'POST',
+      json: { name: 'masked', url: shown },
+    });
+    expect(masked.status).toBe(400);
+    expect(masked.body.error).toMatch(/•••••• stands for a stored credential: give the value itself/);
+    expect((await w.api(`/api/servers/${id}`, { method: 'DELETE' })).status).toBe(204);
   });
 });

@@ -191,4 +191,10 @@ policy: { allow: [${allow}] }
     await writeFile(join(dir, 'f.yaml'), 'regions: [x]\n');
     await expect(loadFleetFile(join(dir, 'f.yaml'))).resolves.toMatchObject({ regions: ['x'], servers: [] });
   });
+
+  it('refuses a URL with a masked part (••••••): there is no stored credential for it to stand for', () => {
+    expect(problems('servers:\n  - name: m\n    url: "https://h.example.com/mcp?token=••••••"\n')).toEqual([
+      'line 3: servers[0].url: •••••• stands for a stored credential: give the value itself',
+    ]);
+  });
 });
