@@ -79,7 +79,33 @@ export const headerValue = z
   .max(8_192)
   .regex(/^[\t\u0020-\u007e\u0080-\u00ff]*$/, 'a header value without control characters or characters beyond Latin-1');
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,200}$/;
-/** Request headers: names are HTTP tokens, each problem named by its header. */
+/**
+ * Headers a fleet entry may not set, in any case: the probe owns them (a fleet file or an API body
+ * is hostile input). `Host` would send a request meant for one site to another behind the same
+ * address — the target policy judged the URL's host, not this one. Content-Length,
+ * Transfer-Encoding, Connection, Keep-Alive, Proxy-Connection, TE, Trailer, Upgrade and Expect
+ * decide how a request is framed and what its connection becomes: the means to smuggle a second
+ * request past a proxy or switch the connection to another protocol. Mcp-Session-Id and
+ * Mcp-Protocol-Version are what the probe negotiates and measures: a fixed one would make a run
+ * report a session or revision the server never agreed to. (Accept and Content-Type the probe
+ * sets on every request itself.)
+ */
+export const PROBE_OWNED_HEADERS = [
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'upgrade',
+  'expect',
+  'mcp-session-id',
+  'mcp-protocol-version',
+] as const;
+const PROBE_OWNED = new Set<string>(PROBE_OWNED_HEADERS);
+/** Request headers: names are HTTP tokens and not the probe's own, each problem named by its header. */
 export const headerMap = z.record(z.string(), headerValue).superRefine((headers, ctx) => {
   for (const name of Object.keys(headers))
     if (!HEADER_NAME.test(name))
@@ -87,6 +113,12 @@ export const headerMap = z.record(z.string(), headerValue).superRefine((headers,
         code: 'custom',
         path: [name],
         message: "a header name: letters, digits and !#$%&'*+.^_`|~- (≤ 200)",
+      });
+    else if (PROBE_OWNED.has(name.toLowerCase()))
+      ctx.addIssue({
+        code: 'custom',
+        path: [name],
+        message: `${name} is set by the probe itself, never by a fleet entry (it could send the request elsewhere or frame it otherwise)`,
       });
 });
 export const revisionChoice = z

@@ -14,7 +14,14 @@ export {
 } from './auth';
 export { type Control, type ControlOptions, startControl } from './control';
 export { formatDuration, parseDuration } from './durations';
-export { type FleetDefinition, FleetFileError, loadFleetFile, parseFleet, type ServerDefinition } from './fleet-file';
+export {
+  type FleetDefinition,
+  FleetFileError,
+  loadFleetFile,
+  PROBE_OWNED_HEADERS,
+  parseFleet,
+  type ServerDefinition,
+} from './fleet-file';
 export type { RouteInfo } from './http';
 export { freshnessMs, type ScheduleEntry, Scheduler } from './scheduler';
 export { detectionJobId, handshakeJobId, offsetFor, slotStart } from './slots';

@@ -215,6 +215,39 @@ describe('reads', () => {
   });
 });
 
+describe('headers the probe owns', () => {
+  const cases: [string, string, unknown][] = [
+    ['POST /api/servers', '/api/servers', { name: 'h', url: 'https://h.example.com/', headers: { Host: 'evil' } }],
+    [
+      'POST /api/servers, any case',
+      '/api/servers',
+      { name: 'h', url: 'https://h.example.com/', headers: { hOsT: 'e' } },
+    ],
+    ['POST /api/detect', '/api/detect', { url: 'https://h.example.com/', headers: { 'Transfer-Encoding': 'chunked' } }],
+  ];
+  it.each(cases)('a Host (or framing) header is refused: %s', async (_what, path, json) => {
+    const before = await count();
+    const res = await m.api<{ error: string }>(path, { method: 'POST', json });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatch(
+      /^headers\.[A-Za-z-]+: [A-Za-z-]+ is set by the probe itself, never by a fleet entry/,
+    );
+    expect(await count()).toBe(before);
+  });
+
+  it('a PATCH with a Host header is refused and changes nothing', async () => {
+    const list = await m.api<{ servers: { id: string; name: string }[] }>('/api/servers');
+    const id = list.body.servers.find((s) => s.name === 'modern')!.id;
+    const res = await m.api<{ error: string }>(`/api/servers/${id}`, {
+      method: 'PATCH',
+      json: { headers: { Host: '169.254.169.254' } },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatch(/Host is set by the probe itself/);
+    expect((await getServer(m.store.db, id))!.headers).toEqual({});
+  });
+});
+
 // With agents: what a change makes them send, to real loopback listeners.
 describe('credentials and origins, seen from the targets', () => {
   let w: Monitor;

@@ -3,7 +3,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FleetFileError, loadFleetFile, parseFleet } from '../src/fleet-file';
+import { FleetFileError, loadFleetFile, PROBE_OWNED_HEADERS, parseFleet } from '../src/fleet-file';
 
 const EXAMPLE = `regions: [eu-west, us-east]          # where agents run; a server may list a subset
 defaults: { interval: 60s, timeout: 10s }
@@ -190,6 +190,24 @@ policy: { allow: [${allow}] }
     const dir = await mkdtemp(join(tmpdir(), 'fleet-'));
     await writeFile(join(dir, 'f.yaml'), 'regions: [x]\n');
     await expect(loadFleetFile(join(dir, 'f.yaml'))).resolves.toMatchObject({ regions: ['x'], servers: [] });
+  });
+
+  it('refuses a Host header, and the other headers the probe owns, in any case', () => {
+    const header = (h: string) => `servers:\n  - name: h\n    url: https://h.example.com/\n    headers: { ${h} }\n`;
+    expect(problems(header('Host: evil.example.net'))).toEqual([
+      'line 4: servers[0].headers.Host: Host is set by the probe itself, never by a fleet entry (it could send the request elsewhere or frame it otherwise)',
+    ]);
+    for (const name of [
+      ...PROBE_OWNED_HEADERS,
+      'HOST',
+      'hOsT',
+      'Transfer-Encoding',
+      'Content-Length',
+      'MCP-Protocol-Version',
+    ])
+      expect(problems(header(`"${name}": "x"`)), name).toEqual([expect.stringMatching(/is set by the probe itself/)]);
+    // Credentials and other headers are the fleet's own.
+    expect(problems(header('Authorization: "Bearer t", X-Host: h, Cookie: c'))).toEqual([]);
   });
 
   it('refuses a URL with a masked part (••••••): there is no stored credential for it to stand for', () => {

@@ -26,7 +26,7 @@ import { stringify } from 'yaml';
 import { takeViolations } from '../../probe/test/loopback-guard';
 import { type Control, FleetFileError, parseFleet, startControl } from '../src';
 import { parseDuration } from '../src/durations';
-import { headerMap, revisionChoice, serverName, targetUrl } from '../src/fleet-file';
+import { headerMap, PROBE_OWNED_HEADERS, revisionChoice, serverName, targetUrl } from '../src/fleet-file';
 
 const SEED = Number(process.env.MCP_FLEET_FUZZ_SEED ?? 20_260_728);
 const SCALE = Number(process.env.MCP_FLEET_FUZZ_RUNS ?? 1);
@@ -320,9 +320,19 @@ const badHeaders = fc.oneof(
   ),
   fc.dictionary(fc.constantFrom('X-A', 'Authorization', 'accept'), badHeaderValue, { minKeys: 1, maxKeys: 2 }),
   fc.constant(Object.fromEntries([...Array(51).keys()].map((i) => [`X-${i}`, 'v']))),
+  // The headers the probe owns (Host, framing, the MCP session and version), in any case.
+  fc.dictionary(
+    fc
+      .tuple(fc.constantFrom(...PROBE_OWNED_HEADERS), fc.array(fc.boolean(), { minLength: 24, maxLength: 24 }))
+      .map(([n, up]) => [...n].map((c, i) => (up[i] ? c.toUpperCase() : c)).join('')),
+    fc.constant('v'),
+    { minKeys: 1, maxKeys: 2 },
+  ),
 );
 const goodHeaders = fc.dictionary(
-  fc.stringMatching(/^[A-Za-z][A-Za-z0-9-]{0,15}$/),
+  fc
+    .stringMatching(/^[A-Za-z][A-Za-z0-9-]{0,15}$/)
+    .filter((n) => !(PROBE_OWNED_HEADERS as readonly string[]).includes(n.toLowerCase())),
   fc.string({ maxLength: 20 }).filter((v) => headerMap.safeParse({ a: v }).success),
   { maxKeys: 3 },
 );
