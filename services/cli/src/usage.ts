@@ -27,7 +27,9 @@ Usage:
   mcp-fleet control [--fleet file]       the control plane alone (DATABASE_URL, NATS_URL)
   mcp-fleet agent --region <name> [--concurrency N] [--metrics-port P] [--ack-wait ms]
                                        a regional probe agent (NATS_URL)
-  mcp-fleet apply [--fleet mcp-fleet.yaml] [--api url]  send the fleet file to the running control
+  mcp-fleet apply [--fleet mcp-fleet.yaml] [--api url]
+                                       check the fleet file, expand its \${NAME} from this
+                                       environment, send it to the running control
 
 Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28.
 

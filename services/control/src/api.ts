@@ -40,6 +40,7 @@ import {
   duration,
   type FleetDefinition,
   FleetFileError,
+  fleetFromObject,
   headerMap,
   MAX_TIMEOUT_MS,
   MIN_INTERVAL_MS,
@@ -307,14 +308,25 @@ export function createApi(ctx: ApiContext): Router {
       json: await fleetSummary(ctx.db, { since: sinceParam(req.query) ?? new Date(Date.now() - RANGES['24h']!) }),
     }))
     .on('POST', '/api/fleet', async (req) => {
-      if (typeof req.body !== 'string')
-        throw new HttpError(415, 'send the fleet file as YAML (content-type: application/yaml)');
+      // A fleet sent here is read by its sender: `${NAME}` in a YAML body is refused, never expanded
+      // against control's environment (issue 12: any page could read it), and the JSON form — what
+      // `mcp-fleet apply` sends, expanded on the operator's side — is taken literally.
+      if (req.body === undefined)
+        throw new HttpError(
+          415,
+          'send the fleet as JSON, its object form (content-type: application/json), or the file as YAML (application/yaml)',
+        );
+      let fleet: FleetDefinition;
       try {
-        return { json: await ctx.apply(parseFleet(req.body, 'the fleet file sent')) };
+        fleet =
+          typeof req.body === 'string'
+            ? parseFleet(req.body, 'the fleet file sent', 'refuse')
+            : fleetFromObject(req.body, 'the fleet sent');
       } catch (err) {
         if (err instanceof FleetFileError) throw new HttpError(400, err.message);
         throw err;
       }
+      return { json: await ctx.apply(fleet).catch((err) => Promise.reject(noKey(err))) };
     })
     .on('GET', '/api/agents', async () => ({ json: { agents: await listAgents(ctx.db) } }))
     .on('GET', '/api/regions', async () => ({ json: { regions: ctx.regions() } }))

@@ -15,8 +15,12 @@ export {
 export { type Control, type ControlOptions, startControl } from './control';
 export { formatDuration, parseDuration } from './durations';
 export {
+  type Expansion,
+  expandFleetFile,
   type FleetDefinition,
   FleetFileError,
+  type FleetObject,
+  fleetFromObject,
   loadFleetFile,
   PROBE_OWNED_HEADERS,
   parseFleet,

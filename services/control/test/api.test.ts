@@ -360,4 +360,59 @@ describe('credentials and origins, seen from the targets', () => {
     expect(masked.body.error).toMatch(/•••••• stands for a stored credential: give the value itself/);
     expect((await w.api(`/api/servers/${id}`, { method: 'DELETE' })).status).toBe(204);
   });
+
+  it(`POST /api/fleet: a YAML fleet with \${HOME} is refused, applied nothing, and reached no listener (the issue’s attack)`, async () => {
+    const servers = async () => (await w.store.db.select().from(serversTable)).map((s) => [s.name, s.retiredAt]);
+    const before = JSON.stringify(await servers());
+    const regionsBefore = (await w.api('/api/regions')).body;
+    const yaml = `regions: [eu-west]\npolicy: { allow: ["127.0.0.0/8"] }\nservers:\n  - name: x\n    url: ${b.url('/leak')}\n    headers: { X-Leak: "\${HOME}" }\n    tests:\n      - revision: newest\n`;
+    // As the issue sent it (any page can: text/plain needs no preflight), and as YAML proper.
+    const attempts = [
+      { type: 'text/plain; application/json', body: JSON.stringify(yaml) },
+      { type: 'application/yaml', body: yaml },
+    ];
+    for (const { type, body } of attempts) {
+      const res = await fetch(`${w.control.url}/api/fleet`, {
+        method: 'POST',
+        headers: { 'content-type': type },
+        body,
+      });
+      const answer = (await res.json()) as { error: string };
+      // 400 here; a stricter HTTP layer may refuse the first form earlier (415): either way, not applied.
+      expect([400, 415], `${type}: ${answer.error}`).toContain(res.status);
+      if (res.status === 400)
+        expect(answer.error).toContain(
+          `servers[0].headers.X-Leak: \${HOME} is not expanded by control: expand it where the file is read; \`mcp-fleet apply\` does`,
+        );
+      expect(answer.error).not.toContain(process.env.HOME!);
+    }
+    expect(JSON.stringify(await servers())).toBe(before);
+    expect((await w.api('/api/regions')).body).toEqual(regionsBefore);
+
+    // The JSON form is taken literally: `${HOME}` goes as written, never control's HOME.
+    const applied = await w.api<{ created: string[] }>('/api/fleet', {
+      method: 'POST',
+      json: {
+        regions: ['eu-west', 'us-east'],
+        defaults: { interval: '2s', timeout: '1500ms' },
+        servers: [{ name: 'x', url: b.url('/leak'), headers: { 'X-Leak': `\${HOME}` } }],
+        policy: { allow: ['127.0.0.0/8'] },
+      },
+    });
+    expect(applied.status).toBe(200);
+    expect(applied.body.created).toEqual(['x']);
+    await waitFor('the fleet sent as JSON to be probed', () => b.requests.some((q) => q.url === '/leak'), 20_000);
+    const leaks = b.requests.filter((q) => q.url === '/leak');
+    // Every request that ever reached this path came from the JSON fleet: the refused one sent none.
+    expect(leaks.map((q) => q.headers['x-leak'])).toEqual(leaks.map(() => `\${HOME}`));
+    // A body that is neither a fleet's text nor its object form is refused.
+    for (const body of ['[1]', '42', 'null']) {
+      const res = await fetch(`${w.control.url}/api/fleet`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
+      expect(res.status, body).toBe(400);
+    }
+  });
 });
