@@ -20,6 +20,7 @@ import {
   KeptCredentialsError,
   Keyring,
   keptHeaders,
+  keptUrl,
   keyId,
   listActiveServers,
   listActiveTests,
@@ -429,6 +430,30 @@ describe('the rule for kept credentials', () => {
       'header X-Other: enter a value',
     );
     expect(() => keptHeaders(null, 'https://a.example.com/mcp', { Authorization: null })).toThrow(KeptCredentialsError);
+  });
+});
+
+describe('the rule for kept URL parts', () => {
+  const stored = {
+    url: `https://${URL_MASK}:${URL_MASK}@a.example.com/mcp?token=${URL_MASK}`,
+    target: 'https://u:pw@a.example.com/mcp?token=tk',
+  };
+  it('keeps masked parts on the same origin, however it is spelled', () => {
+    expect(keptUrl(stored, stored.url)).toBe(stored.target);
+    expect(keptUrl(stored, `HTTPS://${URL_MASK}:${URL_MASK}@A.EXAMPLE.COM:443/v2?token=${URL_MASK}`)).toBe(
+      'https://u:pw@a.example.com/v2?token=tk',
+    );
+  });
+  it('refuses them toward another host, scheme or port, and to a host hidden behind userinfo', () => {
+    for (const other of [
+      `https://${URL_MASK}:${URL_MASK}@evil.example.net/mcp?token=${URL_MASK}`,
+      `http://${URL_MASK}:${URL_MASK}@a.example.com/mcp?token=${URL_MASK}`,
+      `https://${URL_MASK}:${URL_MASK}@a.example.com:8443/mcp?token=${URL_MASK}`,
+      // The host is the part after the last `@`: evil.example.net, with "a.example.com" in the password.
+      `https://${URL_MASK}:${URL_MASK}@a.example.com@evil.example.net/mcp`,
+      `https://evil.example.net/mcp?token=${URL_MASK}&next=https://a.example.com/`,
+    ])
+      expect(() => keptUrl(stored, other), other).toThrow(/is only sent to https:\/\/a\.example\.com: give it again/);
   });
 });
 
