@@ -119,7 +119,7 @@ export const headerMap = z.record(z.string(), headerValue).superRefine((headers,
       ctx.addIssue({
         code: 'custom',
         path: [name],
-        message: `${name} is set by the probe itself, never by a fleet entry (it could send the request elsewhere or frame it otherwise)`,
+        message: `${name} is set by the probe itself, never by a fleet entry`,
       });
 });
 export const revisionChoice = z

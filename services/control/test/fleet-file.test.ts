@@ -202,7 +202,7 @@ policy: { allow: [${allow}] }
   it('refuses a Host header, and the other headers the probe owns, in any case', () => {
     const header = (h: string) => `servers:\n  - name: h\n    url: https://h.example.com/\n    headers: { ${h} }\n`;
     expect(problems(header('Host: evil.example.net'))).toEqual([
-      'line 4: servers[0].headers.Host: Host is set by the probe itself, never by a fleet entry (it could send the request elsewhere or frame it otherwise)',
+      'line 4: servers[0].headers.Host: Host is set by the probe itself, never by a fleet entry',
     ]);
     for (const name of [
       ...PROBE_OWNED_HEADERS,
@@ -273,7 +273,7 @@ describe(`who expands \${NAME}: the reader of the file`, () => {
     } catch (err) {
       expect((err as FleetFileError).problems).toEqual([
         'servers[0].url: an http:// or https:// URL',
-        'servers[0].headers.host: host is set by the probe itself, never by a fleet entry (it could send the request elsewhere or frame it otherwise)',
+        'servers[0].headers.host: host is set by the probe itself, never by a fleet entry',
       ]);
     }
   });
