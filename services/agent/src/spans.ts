@@ -1,9 +1,10 @@
 // The spans of one probe, after the OTel MCP semantic conventions: a CLIENT span for the probe
 // (`mcp.handshake` or `mcp.detection`) and a child per HTTP request, built from the probe's
 // exchanges after the fact. Header values never go on a span, and URLs lose their query string
-// and credentials, so neither a token in the headers nor one in a URL can leak into a trace.
+// and credentials, so neither a token in the headers nor one in a URL can leak into a trace; what a
+// server chose (a session id, a version, an id, an error) is redacted with the probe's secretsOf.
 import type { Detection, Exchange, HandshakeRun } from '@mcp-fleet/probe';
-import { isPassing, redact } from '@mcp-fleet/probe';
+import { isPassing, redact, secretsOf } from '@mcp-fleet/probe';
 import {
   type Attributes,
   context,
@@ -82,22 +83,12 @@ export interface ProbeSpanJob {
   serverId: string;
   serverName: string;
   testId: string | null;
+  /** The whole URL; only its scheme, host, port and path go on a span, its credentials hide what the server echoes. */
   url: string;
   /** What the job asked for: `newest` or a revision (handshakes). */
   revision: string | null;
   /** Only to keep their values out of span messages; never recorded. */
   headers: Record<string, string>;
-}
-
-/** Each header value and each word of it: what a message must not repeat (the probe's own rule). */
-function secretsOf(headers: Record<string, string>): string[] {
-  const out = new Set<string>();
-  for (const value of Object.values(headers)) {
-    const v = value.trim();
-    if (v.length >= 4) out.add(v);
-    for (const word of v.split(/\s+/)) if (word.length >= 4 && !/^(bearer|basic|token)$/i.test(word)) out.add(word);
-  }
-  return [...out].sort((a, b) => b.length - a.length);
 }
 
 /** Keeps what the parent span reports from the exchanges it saw. */
@@ -111,7 +102,8 @@ export class ProbeSpan {
 
   constructor(tracer: Tracer, job: ProbeSpanJob, agent: string) {
     this.#tracer = tracer;
-    this.#secrets = secretsOf(job.headers);
+    // The probe's own redaction: header values and the URL's credentials, as sent and encoded.
+    this.#secrets = secretsOf(job.headers, job.url);
     const attributes: Attributes = {
       [ATTR_URL_FULL]: spanUrl(job.url),
       ...serverAttributes(job.url),

@@ -2,9 +2,11 @@
 // out, acks only after the result is accepted, /metrics over HTTP, spans in memory, and the
 // unhappy paths (a silent server, a failing publish, an agent fault, stop with work in hand).
 
+import { randomBytes } from 'node:crypto';
 import { type AddressInfo, createServer as createTcpServer, type Server as TcpServer } from 'node:net';
 import { type Bus, createLogger, createMemoryBus, type Heartbeat, type MemoryBus, type Result } from '@mcp-fleet/bus';
 import { SIM_BEARER_TOKEN, type Sim, startSim } from '@mcp-fleet/fleet-sim';
+import { type Recorder, startRecorder } from '@mcp-fleet/testkit';
 import type { TracerProvider } from '@opentelemetry/api';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Agent, type AgentOptions, startAgent } from '../src';
@@ -325,6 +327,66 @@ describe('credentials', () => {
       expect(haystack).not.toContain(SIM_BEARER_TOKEN);
     }
     expect(h.logs.length).toBeGreaterThan(0);
+  });
+});
+
+describe('credentials a hostile target echoes back', () => {
+  let hostile: Recorder;
+  const URL_TOKEN = `urltoken-${randomBytes(8).toString('hex')}`;
+  const URL_PASS = `urlpass-${randomBytes(8).toString('hex')}`;
+  const BASIC_PASS = `basicpass-${randomBytes(8).toString('hex')}`;
+  const b64 = (v: string) => Buffer.from(v).toString('base64').replace(/=+$/, '');
+  beforeAll(async () => {
+    // Everything it answers carries what it was sent: the URL's token as sent, and the Basic
+    // password decoded and re-encoded, in its session id, protocol version, JSON-RPC id and error.
+    hostile = await startRecorder((req, res) => {
+      const token = new URL(req.url, 'http://x').searchParams.get('token') ?? '';
+      const basic = Buffer.from(String(req.headers.authorization ?? '').replace(/^Basic /, ''), 'base64').toString();
+      const password = basic.slice(basic.indexOf(':') + 1);
+      const echo = `${token} ${b64(password)} ${password} ${encodeURIComponent(token)}`;
+      res.writeHead(400, {
+        'content-type': 'application/json',
+        'mcp-session-id': echo,
+        'mcp-protocol-version': token,
+      });
+      res.end(
+        JSON.stringify({ jsonrpc: '2.0', id: `${token}-${b64(password)}`, error: { code: -32600, message: echo } }),
+      );
+    });
+  });
+  afterAll(async () => {
+    await hostile?.close();
+  });
+
+  it("are redacted with the probe's own rule from every span attribute and the result; the probe sends the real URL", async () => {
+    const h = await harness();
+    await h.start();
+    const url = hostile.url(`/mcp?token=${URL_TOKEN}`).replace('http://', `http://fleet:${URL_PASS}@`);
+    const jobs = [
+      makeJob({ url, revision: '2025-06-18', headers: { Authorization: `Basic ${b64(`fleet:${BASIC_PASS}`)}` } }),
+      makeJob({
+        url,
+        kind: 'detection',
+        revision: null,
+        headers: { Authorization: `Basic ${b64(`fleet:${BASIC_PASS}`)}` },
+      }),
+    ];
+    for (const job of jobs) await h.bus.publishJob(job);
+    await waitFor('both results', () => h.results.length === 2, 30_000);
+    // The target got the whole URL (path and query) and the header.
+    expect(hostile.requests.some((q) => q.url === `/mcp?token=${URL_TOKEN}`)).toBe(true);
+    const spans = h.tracing.spans();
+    const withSession = spans.filter((s) => s.attributes['mcp.session.id'] !== undefined);
+    expect(withSession.length).toBeGreaterThan(0);
+    expect(String(withSession[0]!.attributes['mcp.session.id'])).toContain('[redacted]');
+    const text = JSON.stringify({
+      spans: spans.map((s) => ({ name: s.name, attributes: s.attributes, status: s.status, events: s.events })),
+      results: h.results,
+      logs: h.logs,
+    });
+    expect(text).toContain('[redacted]');
+    for (const secret of [URL_TOKEN, URL_PASS, BASIC_PASS, b64(BASIC_PASS), b64(`fleet:${BASIC_PASS}`)])
+      expect(text, secret).not.toContain(secret);
   });
 });
 

@@ -29,7 +29,9 @@ Usage:
                   [--allow cidrs] [--deny cidrs] [--schemes list]
                                        a regional probe agent (NATS_URL); its own probe floor
                                        (default: public addresses, http and https) bounds every job
-  mcp-fleet apply [--fleet mcp-fleet.yaml] [--api url]  send the fleet file to the running control
+  mcp-fleet apply [--fleet mcp-fleet.yaml] [--api url]
+                                       check the fleet file, expand its \${NAME} from this
+                                       environment, send it to the running control
 
 Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28.
 

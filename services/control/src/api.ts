@@ -19,6 +19,7 @@ import {
   getServer,
   getTest,
   getTestStates,
+  KeptCredentialsError,
   latestDetection,
   listActiveTests,
   listAgents,
@@ -39,9 +40,11 @@ import {
   duration,
   type FleetDefinition,
   FleetFileError,
+  fleetFromObject,
   headerMap,
   MAX_TIMEOUT_MS,
   MIN_INTERVAL_MS,
+  newTargetUrl,
   parseFleet,
   regionName,
   revisionChoice,
@@ -69,7 +72,7 @@ const headersSchema = headerMap.refine((h) => Object.keys(h).length <= 50, 'at m
 
 const CreateServer = z.strictObject({
   name: serverName,
-  url: targetUrl,
+  url: newTargetUrl,
   headers: headersSchema.default({}),
   regions: z.array(regionName).min(1).nullable().default(null),
   interval: duration.optional(),
@@ -79,7 +82,9 @@ const CreateServer = z.strictObject({
 });
 
 const PatchServer = z.strictObject({
+  /** Masked parts (as GET shows them) keep the stored ones, on the same origin only (store's kept-credentials). */
   url: targetUrl.optional(),
+  /** Omitted: the stored headers stay, unless the URL moves to another origin, which drops them. */
   headers: headersSchema.optional(),
   regions: z.array(regionName).min(1).nullable().optional(),
   interval: duration.optional(),
@@ -89,7 +94,7 @@ const PatchServer = z.strictObject({
 
 const CreateTest = z.strictObject({ revision: revisionChoice });
 const Detect = z.strictObject({
-  url: targetUrl,
+  url: newTargetUrl,
   headers: headersSchema.default({}),
   timeoutMs: z.number().int().min(100).max(20_000).optional(),
 });
@@ -192,7 +197,7 @@ export function createApi(ctx: ApiContext): Router {
       const intervalMs = body.interval ? parseDuration(body.interval)! : server.intervalMs;
       const timeoutMs = body.timeout ? parseDuration(body.timeout)! : server.timeoutMs;
       checkTiming(intervalMs, timeoutMs);
-      await updateServer(ctx.db, server.id, {
+      const updated = await updateServer(ctx.db, server.id, {
         url: body.url,
         headers: body.headers,
         regions: body.regions,
@@ -207,8 +212,21 @@ export function createApi(ctx: ApiContext): Router {
       }).catch((err) => {
         throw noKey(err);
       });
+      if (!updated) throw new HttpError(404, `no server ${server.id}`);
       ctx.changed();
-      return { json: { server: await serverDetail(ctx.db, server.id) } };
+      // A URL moved to another origin took no stored header with it: the answer names what went.
+      const { headersDropped } = updated;
+      return {
+        json: {
+          server: await serverDetail(ctx.db, server.id),
+          headersDropped,
+          ...(headersDropped.length
+            ? {
+                notice: `the URL moved to another origin, so the stored headers ${headersDropped.join(', ')} were dropped: give them again to send them there`,
+              }
+            : {}),
+        },
+      };
     })
     .on('DELETE', '/api/servers/:id', async (req) => {
       const server = await serverOr404(req.params.id!);
@@ -227,7 +245,7 @@ export function createApi(ctx: ApiContext): Router {
       const key = (mode: string, pin: string | null) => (mode === 'newest' ? 'newest' : pin);
       if (existing.some((t) => key(t.mode, t.pinnedRevision) === body.revision))
         throw new HttpError(409, `the server already has a ${body.revision} test`);
-      if (isRevision(body.revision)) await runPinFirst(server.url, server.headers, server.timeoutMs, body.revision);
+      if (isRevision(body.revision)) await runPinFirst(server.target, server.headers, server.timeoutMs, body.revision);
       const test = await createTest(
         ctx.db,
         body.revision === 'newest'
@@ -297,15 +315,27 @@ export function createApi(ctx: ApiContext): Router {
       'POST',
       '/api/fleet',
       async (req) => {
-        // YAML only by its own media type: a JSON string body is no fleet file.
-        if (req.bodyKind !== 'yaml' || typeof req.body !== 'string')
-          throw new HttpError(415, 'send the fleet file as YAML (content-type: application/yaml)');
+        // A fleet sent here is read by its sender: `${NAME}` in a YAML body is refused, never expanded
+        // against control's environment (issue 12: any page could read it), and the JSON form — what
+        // `mcp-fleet apply` sends, expanded on the operator's side — is taken literally. YAML only by
+        // its own media type: a JSON string body is no fleet file.
+        if (req.body === undefined)
+          throw new HttpError(
+            415,
+            'send the fleet as JSON, its object form (content-type: application/json), or the file as YAML (application/yaml)',
+          );
+        let fleet: FleetDefinition;
         try {
-          return { json: await ctx.apply(parseFleet(req.body, 'the fleet file sent')) };
+          if (req.bodyKind === 'yaml' && typeof req.body === 'string')
+            fleet = parseFleet(req.body, 'the fleet file sent', 'refuse');
+          else if (typeof req.body === 'string')
+            throw new HttpError(400, 'a JSON body is the fleet as an object; send a fleet file as application/yaml');
+          else fleet = fleetFromObject(req.body, 'the fleet sent');
         } catch (err) {
           if (err instanceof FleetFileError) throw new HttpError(400, err.message);
           throw err;
         }
+        return { json: await ctx.apply(fleet).catch((err) => Promise.reject(noKey(err))) };
       },
       { accepts: ['yaml', 'json'] },
     )
@@ -347,9 +377,14 @@ export class PinRefused extends HttpError {
   }
 }
 
-/** Credentials sent to a control without MCP_FLEET_SECRET_KEY: the operator's to fix, and the message says how. */
+/**
+ * Credentials sent to a control without MCP_FLEET_SECRET_KEY: the operator's to fix, and the
+ * message says how (503). A stored credential asked to go where it may not: the request's to fix (400).
+ */
 function noKey(err: unknown): unknown {
-  return err instanceof SecretKeyError ? new HttpError(503, err.message) : err;
+  if (err instanceof SecretKeyError) return new HttpError(503, err.message);
+  if (err instanceof KeptCredentialsError) return new HttpError(400, err.message);
+  return err;
 }
 
 function checkTiming(intervalMs: number, timeoutMs: number): void {

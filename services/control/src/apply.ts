@@ -88,7 +88,8 @@ function fields(def: ServerDefinition) {
 
 function differs(s: Server, def: ServerDefinition): boolean {
   return (
-    s.url !== def.url ||
+    // The whole URL: `url` is its display form, credentials masked.
+    s.target !== def.url ||
     !sameHeaders(s.headers, def.headers) ||
     JSON.stringify(s.regions) !== JSON.stringify(def.regions) ||
     s.intervalMs !== def.intervalMs ||

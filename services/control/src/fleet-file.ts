@@ -1,8 +1,17 @@
 // The fleet definition: a YAML file (mcp-fleet.yaml), validated before anything is applied.
 // Errors name the file, the line and the field. `${NAME}` in header values comes from the
-// environment, so credentials stay out of the file.
+// environment of whoever reads the file (Expansion), so credentials stay out of the file. The same
+// definition travels to control's API as JSON, its object form, taken literally.
 import { readFile } from 'node:fs/promises';
-import { DEFAULT_SCHEMES, isRevision, parseCidr, REVISION_NAMES, type Revision, TargetPolicy } from '@mcp-fleet/probe';
+import {
+  DEFAULT_SCHEMES,
+  isRevision,
+  maskedParts,
+  parseCidr,
+  REVISION_NAMES,
+  type Revision,
+  TargetPolicy,
+} from '@mcp-fleet/probe';
 import type { ServerInput } from '@mcp-fleet/store';
 import { isMap, LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
@@ -56,13 +65,48 @@ export const targetUrl = z
   // Stored as written and sent as parsed: nothing that parsing would drop or escape.
   .refine((u) => ![...u].some((c) => c <= ' ' || c === '\u007f'), 'a URL without spaces or control characters')
   .refine((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol), 'an http:// or https:// URL');
+/**
+ * A URL for a new server (the fleet file, POST /api/servers, /api/detect): `••••••` is how the API
+ * and the dashboard show a stored credential, and there is none to stand for here. (PATCH takes
+ * targetUrl: there it keeps the stored part, on the same origin only.)
+ */
+export const newTargetUrl = targetUrl.refine(
+  (u) => maskedParts(u).length === 0,
+  '•••••• stands for a stored credential: give the value itself',
+);
 /** A value a request can carry (RFC 9110 field-value: no CR, LF, NUL or other controls). */
 export const headerValue = z
   .string()
   .max(8_192)
   .regex(/^[\t\u0020-\u007e\u0080-\u00ff]*$/, 'a header value without control characters or characters beyond Latin-1');
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,200}$/;
-/** Request headers: names are HTTP tokens, each problem named by its header. */
+/**
+ * Headers a fleet entry may not set, in any case: the probe owns them (a fleet file or an API body
+ * is hostile input). `Host` would send a request meant for one site to another behind the same
+ * address — the target policy judged the URL's host, not this one. Content-Length,
+ * Transfer-Encoding, Connection, Keep-Alive, Proxy-Connection, TE, Trailer, Upgrade and Expect
+ * decide how a request is framed and what its connection becomes: the means to smuggle a second
+ * request past a proxy or switch the connection to another protocol. Mcp-Session-Id and
+ * Mcp-Protocol-Version are what the probe negotiates and measures: a fixed one would make a run
+ * report a session or revision the server never agreed to. (Accept and Content-Type the probe
+ * sets on every request itself.)
+ */
+export const PROBE_OWNED_HEADERS = [
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'upgrade',
+  'expect',
+  'mcp-session-id',
+  'mcp-protocol-version',
+] as const;
+const PROBE_OWNED = new Set<string>(PROBE_OWNED_HEADERS);
+/** Request headers: names are HTTP tokens and not the probe's own, each problem named by its header. */
 export const headerMap = z.record(z.string(), headerValue).superRefine((headers, ctx) => {
   for (const name of Object.keys(headers))
     if (!HEADER_NAME.test(name))
@@ -70,6 +114,12 @@ export const headerMap = z.record(z.string(), headerValue).superRefine((headers,
         code: 'custom',
         path: [name],
         message: "a header name: letters, digits and !#$%&'*+.^_`|~- (≤ 200)",
+      });
+    else if (PROBE_OWNED.has(name.toLowerCase()))
+      ctx.addIssue({
+        code: 'custom',
+        path: [name],
+        message: `${name} is set by the probe itself, never by a fleet entry`,
       });
 });
 export const revisionChoice = z
@@ -85,7 +135,7 @@ const FileSchema = z.strictObject({
     z.array(
       z.strictObject({
         name: serverName,
-        url: targetUrl,
+        url: newTargetUrl,
         headers: headerMap.default({}),
         regions: z.array(regionName).min(1).optional(),
         interval: duration.optional(),
@@ -117,9 +167,20 @@ export const DEFAULT_INTERVAL_MS = 60_000;
 export const DEFAULT_TIMEOUT_MS = 10_000;
 export const MAX_TIMEOUT_MS = 120_000;
 
+/**
+ * What `${NAME}` in a header value means, and who decides: the reader of the file. A reader
+ * expands from its own environment (an env object): control for its own `--fleet` file, at start
+ * and on SIGHUP; `mcp-fleet apply` on the operator's machine. A fleet that reaches control over the
+ * API is never expanded there ('refuse': a reference is an error): control is not its reader, and
+ * its environment (cloud keys, MCP_FLEET_SECRET_KEY, DATABASE_URL) is not the sender's to read.
+ * The JSON form (fleetFromObject) takes every value literally.
+ */
+export type Expansion = Readonly<Record<string, string | undefined>> | 'refuse';
+
+/** The fleet file on disk, read by this process: `env` is the environment its references come from. */
 export async function loadFleetFile(
   path: string,
-  env: Record<string, string | undefined> = process.env,
+  env: Readonly<Record<string, string | undefined>>,
 ): Promise<FleetDefinition> {
   let text: string;
   try {
@@ -130,11 +191,35 @@ export async function loadFleetFile(
   return parseFleet(text, path, env);
 }
 
-export function parseFleet(
+/** A fleet file's text. References are refused unless `expand` is the reader's environment. */
+export function parseFleet(text: string, file = 'mcp-fleet.yaml', expand: Expansion = 'refuse'): FleetDefinition {
+  return readYaml(text, file, expand).definition;
+}
+
+/** A fleet in its object form: the file's keys and schema, as `mcp-fleet apply` sends it (JSON). */
+export type FleetObject = z.output<typeof FileSchema>;
+
+/**
+ * `mcp-fleet apply`: the file read and checked where it is read (the operator's side), `${NAME}`
+ * expanded from `env` there, in the object form control's API takes as JSON.
+ */
+export function expandFleetFile(
   text: string,
-  file = 'mcp-fleet.yaml',
-  env: Record<string, string | undefined> = process.env,
-): FleetDefinition {
+  file: string,
+  env: Readonly<Record<string, string | undefined>>,
+): FleetObject {
+  return readYaml(text, file, env).object;
+}
+
+/**
+ * The object form (POST /api/fleet as JSON), checked like a file: every value is taken as it is,
+ * never expanded, so a credential that itself contains `${` travels intact.
+ */
+export function fleetFromObject(value: unknown, file: string): FleetDefinition {
+  return check(value, file, () => '', 'literal').definition;
+}
+
+function readYaml(text: string, file: string, expand: Expansion): { definition: FleetDefinition; object: FleetObject } {
   const lineCounter = new LineCounter();
   let doc: ReturnType<typeof parseDocument>;
   try {
@@ -173,7 +258,19 @@ export function parseFleet(
   } catch (err) {
     throw new FleetFileError(file, [firstLine(err)]);
   }
-  const parsed = FileSchema.safeParse(plain ?? {});
+  return check(plain ?? {}, file, lineOf, expand);
+}
+
+const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+/** Validate a fleet's object form and make its definition; `lineOf` says where a path is written. */
+function check(
+  plain: unknown,
+  file: string,
+  lineOf: (path: readonly PropertyKey[]) => string,
+  expand: Expansion | 'literal',
+): { definition: FleetDefinition; object: FleetObject } {
+  const parsed = FileSchema.safeParse(plain);
   if (!parsed.success) {
     throw new FleetFileError(
       file,
@@ -182,6 +279,7 @@ export function parseFleet(
   }
   const f = parsed.data;
   const problems: string[] = [];
+  const expanded: Record<string, string>[] = [];
   const policy = new TargetPolicy(f.policy);
   const names = new Set<string>();
   const servers = f.servers.map((s, i): ServerDefinition => {
@@ -195,19 +293,26 @@ export function parseFleet(
     if (refused) problems.push(`${where('url')}: ${refused}`);
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(s.headers)) {
-      headers[k] = v.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, name: string) => {
-        const value = env[name];
-        if (value === undefined)
+      const field = `${lineOf(['servers', i, 'headers', k])}servers[${i}].headers.${k}`;
+      if (expand === 'literal') {
+        headers[k] = v;
+        continue;
+      }
+      headers[k] = v.replace(REFERENCE, (reference, name: string) => {
+        if (expand === 'refuse') {
           problems.push(
-            `${lineOf(['servers', i, 'headers', k])}servers[${i}].headers.${k}: the environment variable ${name} is not set`,
+            `${field}: ${reference} is not expanded by control: expand it where the file is read; \`mcp-fleet apply\` does`,
           );
+          return reference;
+        }
+        const value = expand[name];
+        if (value === undefined) problems.push(`${field}: the environment variable ${name} is not set`);
         else if (!headerValue.safeParse(value).success)
-          problems.push(
-            `${lineOf(['servers', i, 'headers', k])}servers[${i}].headers.${k}: the environment variable ${name} holds what a header value cannot carry`,
-          );
+          problems.push(`${field}: the environment variable ${name} holds what a header value cannot carry`);
         return value ?? '';
       });
     }
+    expanded.push(headers);
     const tests = s.tests.map(
       (t): TestDefinition =>
         t.revision === 'newest'
@@ -233,7 +338,10 @@ export function parseFleet(
     };
   });
   if (problems.length) throw new FleetFileError(file, problems);
-  return { regions: f.regions, servers, policy: f.policy };
+  return {
+    definition: { regions: f.regions, servers, policy: f.policy },
+    object: { ...f, servers: f.servers.map((s, i) => ({ ...s, headers: expanded[i]! })) },
+  };
 }
 
 /** Aliases a fleet file may expand (the yaml package's default, stated): past it, nothing is applied. */

@@ -15,7 +15,18 @@ export {
 } from './auth';
 export { type Control, type ControlOptions, startControl } from './control';
 export { formatDuration, parseDuration } from './durations';
-export { type FleetDefinition, FleetFileError, loadFleetFile, parseFleet, type ServerDefinition } from './fleet-file';
+export {
+  type Expansion,
+  expandFleetFile,
+  type FleetDefinition,
+  FleetFileError,
+  type FleetObject,
+  fleetFromObject,
+  loadFleetFile,
+  PROBE_OWNED_HEADERS,
+  parseFleet,
+  type ServerDefinition,
+} from './fleet-file';
 export type { RouteInfo } from './http';
 export { freshnessMs, type ScheduleEntry, Scheduler, STALE_GRACE_MS, staleAt } from './scheduler';
 export { detectionJobId, handshakeJobId, offsetFor, slotStart } from './slots';

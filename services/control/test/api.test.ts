@@ -1,6 +1,8 @@
 // The management API over HTTP: validation errors are 400 with a message, unknown ids 404,
 // pinned tests run once before they are saved, nothing is written by a refused request.
-import { servers as serversTable } from '@mcp-fleet/store';
+import { randomBytes } from 'node:crypto';
+import { getServer, servers as serversTable } from '@mcp-fleet/store';
+import { type Recorder, startRecorder, waitFor } from '@mcp-fleet/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Monitor, startMonitor } from './support';
 
@@ -210,5 +212,207 @@ describe('reads', () => {
     expect((await m.api<{ agents: unknown[] }>('/api/agents')).body).toEqual({ agents: [] });
     expect((await m.api('/healthz')).status).toBe(200);
     expect((await m.api('/readyz')).status).toBe(200);
+  });
+});
+
+describe('headers the probe owns', () => {
+  const cases: [string, string, unknown][] = [
+    ['POST /api/servers', '/api/servers', { name: 'h', url: 'https://h.example.com/', headers: { Host: 'evil' } }],
+    [
+      'POST /api/servers, any case',
+      '/api/servers',
+      { name: 'h', url: 'https://h.example.com/', headers: { hOsT: 'e' } },
+    ],
+    ['POST /api/detect', '/api/detect', { url: 'https://h.example.com/', headers: { 'Transfer-Encoding': 'chunked' } }],
+  ];
+  it.each(cases)('a Host (or framing) header is refused: %s', async (_what, path, json) => {
+    const before = await count();
+    const res = await m.api<{ error: string }>(path, { method: 'POST', json });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatch(
+      /^headers\.[A-Za-z-]+: [A-Za-z-]+ is set by the probe itself, never by a fleet entry/,
+    );
+    expect(await count()).toBe(before);
+  });
+
+  it('a PATCH with a Host header is refused and changes nothing', async () => {
+    const list = await m.api<{ servers: { id: string; name: string }[] }>('/api/servers');
+    const id = list.body.servers.find((s) => s.name === 'modern')!.id;
+    const res = await m.api<{ error: string }>(`/api/servers/${id}`, {
+      method: 'PATCH',
+      json: { headers: { Host: '169.254.169.254' } },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatch(/Host is set by the probe itself/);
+    expect((await getServer(m.store.db, id))!.headers).toEqual({});
+  });
+});
+
+// With agents: what a change makes them send, to real loopback listeners.
+describe('credentials and origins, seen from the targets', () => {
+  let w: Monitor;
+  let a: Recorder;
+  let b: Recorder;
+  beforeAll(async () => {
+    w = await startMonitor('pglite+memory', [{ name: 'modern' }], { interval: '2s' });
+    a = await startRecorder();
+    b = await startRecorder();
+  });
+  afterAll(async () => {
+    await w?.close();
+    await a?.close();
+    await b?.close();
+  });
+  const sentTo = (r: Recorder, value: string) =>
+    r.requests.filter((q) => Object.values(q.headers).some((v) => String(v).includes(value)));
+
+  it('a PATCH moving the URL to another origin drops the stored headers: they never reach the new host', async () => {
+    const secret = `Bearer origin-secret-${randomBytes(8).toString('hex')}`;
+    const created = await w.api<{ server: { id: string } }>('/api/servers', {
+      method: 'POST',
+      json: { name: 'moving', url: a.url(), headers: { Authorization: secret }, interval: '2s', timeout: '1500ms' },
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.server.id;
+    // The credential is used where it was given.
+    await waitFor('the old origin to get the credential', () => sentTo(a, secret).length > 0, 20_000);
+
+    const moved = await w.api<{
+      server: { url: string; headers: Record<string, string> };
+      headersDropped: string[];
+      notice: string;
+    }>(`/api/servers/${id}`, { method: 'PATCH', json: { url: b.url('/other/mcp') } });
+    expect(moved.status).toBe(200);
+    expect(moved.body.server).toMatchObject({ url: b.url('/other/mcp'), headers: {} });
+    expect(moved.body.headersDropped).toEqual(['Authorization']);
+    expect(moved.body.notice).toMatch(/stored headers Authorization were dropped: give them again/);
+    expect((await getServer(w.store.db, id))!.headers).toEqual({});
+
+    // The new origin is probed, from both regions, without the old origin's credential.
+    await waitFor('the new origin to be probed from both regions', () => b.requests.length >= 4, 20_000);
+    expect(sentTo(b, secret)).toEqual([]);
+    expect(sentTo(b, secret.slice('Bearer '.length))).toEqual([]);
+
+    // Given again with the move, it goes there; a PATCH on the same origin keeps it.
+    const back = await w.api<{ headersDropped: string[] }>(`/api/servers/${id}`, {
+      method: 'PATCH',
+      json: { url: a.url('/v2/mcp'), headers: { Authorization: secret } },
+    });
+    expect(back.body.headersDropped).toEqual([]);
+    const same = await w.api<{ headersDropped: string[] }>(`/api/servers/${id}`, {
+      method: 'PATCH',
+      json: { url: a.url('/v3/mcp') },
+    });
+    expect(same.body.headersDropped).toEqual([]);
+    expect((await getServer(w.store.db, id))!.headers).toEqual({ Authorization: secret });
+    await waitFor('the same origin to get it at the new path', () =>
+      a.requests.some((q) => q.url === '/v3/mcp' && q.headers.authorization === secret),
+    );
+    expect((await w.api(`/api/servers/${id}`, { method: 'DELETE' })).status).toBe(204);
+  });
+
+  it('a URL with credentials is shown masked, kept masked on its origin only, and sent whole to its target', async () => {
+    const full = a.url('/creds/mcp?token=url-token-123&v=1').replace('http://', 'http://url-user:url-pass-456@');
+    const created = await w.api<{ server: { id: string; url: string } }>('/api/servers', {
+      method: 'POST',
+      json: { name: 'url-creds', url: full, interval: '2s', timeout: '1500ms' },
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.server.id;
+    const shown = `http://••••••:••••••@127.0.0.1:${a.port}/creds/mcp?token=••••••&v=••••••`;
+    expect(created.body.server.url).toBe(shown);
+    const one = await w.api<{ server: { url: string } }>(`/api/servers/${id}`);
+    expect(one.body.server.url).toBe(shown);
+    const all = await w.api('/api/servers');
+    expect(JSON.stringify(all.body)).toContain(shown);
+    for (const text of [JSON.stringify(one.body), JSON.stringify(all.body)])
+      for (const secret of ['url-user', 'url-pass-456', 'url-token-123']) expect(text).not.toContain(secret);
+    // The probe sends the real URL.
+    await waitFor('the target to get the token', () =>
+      a.requests.some((q) => q.url === '/creds/mcp?token=url-token-123&v=1'),
+    );
+
+    // GET, change the interval, PATCH it back as shown: the stored credentials stay.
+    const kept = await w.api<{ server: { url: string } }>(`/api/servers/${id}`, {
+      method: 'PATCH',
+      json: { url: shown.replace('v=••••••', 'v=2'), interval: '3s' },
+    });
+    expect(kept.status).toBe(200);
+    expect((await getServer(w.store.db, id))!.target).toBe(full.replace('v=1', 'v=2'));
+    // The mask toward another origin is refused, and nothing changes.
+    const elsewhere = await w.api<{ error: string }>(`/api/servers/${id}`, {
+      method: 'PATCH',
+      json: { url: shown.replace(String(a.port), String(b.port)) },
+    });
+    expect(elsewhere.status).toBe(400);
+    expect(elsewhere.body.error).toMatch(
+      new RegExp(
+        `stand for a stored credential, which is only sent to http://127\\.0\\.0\\.1:${a.port}: give it again`,
+      ),
+    );
+    expect((await getServer(w.store.db, id))!.target).toBe(full.replace('v=1', 'v=2'));
+    // A new server has nothing stored for the mask to stand for.
+    const masked = await w.api<{ error: string }>('/api/servers', {
+      method: 'POST',
+      json: { name: 'masked', url: shown },
+    });
+    expect(masked.status).toBe(400);
+    expect(masked.body.error).toMatch(/•••••• stands for a stored credential: give the value itself/);
+    expect((await w.api(`/api/servers/${id}`, { method: 'DELETE' })).status).toBe(204);
+  });
+
+  it(`POST /api/fleet: a YAML fleet with \${HOME} is refused, applied nothing, and reached no listener (the issue’s attack)`, async () => {
+    const servers = async () => (await w.store.db.select().from(serversTable)).map((s) => [s.name, s.retiredAt]);
+    const before = JSON.stringify(await servers());
+    const regionsBefore = (await w.api('/api/regions')).body;
+    const yaml = `regions: [eu-west]\npolicy: { allow: ["127.0.0.0/8"] }\nservers:\n  - name: x\n    url: ${b.url('/leak')}\n    headers: { X-Leak: "\${HOME}" }\n    tests:\n      - revision: newest\n`;
+    // As the issue sent it (any page can: text/plain needs no preflight), and as YAML proper.
+    const attempts = [
+      { type: 'text/plain; application/json', body: JSON.stringify(yaml) },
+      { type: 'application/yaml', body: yaml },
+    ];
+    for (const { type, body } of attempts) {
+      const res = await fetch(`${w.control.url}/api/fleet`, {
+        method: 'POST',
+        headers: { 'content-type': type },
+        body,
+      });
+      const answer = (await res.json()) as { error: string };
+      // 400 here; a stricter HTTP layer may refuse the first form earlier (415): either way, not applied.
+      expect([400, 415], `${type}: ${answer.error}`).toContain(res.status);
+      if (res.status === 400)
+        expect(answer.error).toContain(
+          `servers[0].headers.X-Leak: \${HOME} is not expanded by control: expand it where the file is read; \`mcp-fleet apply\` does`,
+        );
+      expect(answer.error).not.toContain(process.env.HOME!);
+    }
+    expect(JSON.stringify(await servers())).toBe(before);
+    expect((await w.api('/api/regions')).body).toEqual(regionsBefore);
+
+    // The JSON form is taken literally: `${HOME}` goes as written, never control's HOME.
+    const applied = await w.api<{ created: string[] }>('/api/fleet', {
+      method: 'POST',
+      json: {
+        regions: ['eu-west', 'us-east'],
+        defaults: { interval: '2s', timeout: '1500ms' },
+        servers: [{ name: 'x', url: b.url('/leak'), headers: { 'X-Leak': `\${HOME}` } }],
+        policy: { allow: ['127.0.0.0/8'] },
+      },
+    });
+    expect(applied.status).toBe(200);
+    expect(applied.body.created).toEqual(['x']);
+    await waitFor('the fleet sent as JSON to be probed', () => b.requests.some((q) => q.url === '/leak'), 20_000);
+    const leaks = b.requests.filter((q) => q.url === '/leak');
+    // Every request that ever reached this path came from the JSON fleet: the refused one sent none.
+    expect(leaks.map((q) => q.headers['x-leak'])).toEqual(leaks.map(() => `\${HOME}`));
+    // A body that is neither a fleet's text nor its object form is refused.
+    for (const body of ['[1]', '42', 'null']) {
+      const res = await fetch(`${w.control.url}/api/fleet`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
+      expect(res.status, body).toBe(400);
+    }
   });
 });

@@ -1,6 +1,6 @@
 // Applying the fleet declaratively: created, changed or retired, never duplicated; history kept;
 // servers made through the API are not the file's to retire. Also through POST /api/fleet.
-import { servers, tests } from '@mcp-fleet/store';
+import { getServer, servers, tests } from '@mcp-fleet/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyFleet, parseFleet } from '../src';
 import { type Monitor, startMonitor } from './support';
@@ -78,5 +78,21 @@ describe('applying a fleet definition', () => {
     );
     expect(good.status).toBe(200);
     expect(await good.json()).toMatchObject({ created: ['d'], unchanged: ['c'] });
+  });
+
+  it('keeps a URL with credentials sealed: applied again it is unchanged, a new token changes it', async () => {
+    const withToken = (token: string) =>
+      fleet(
+        `  - { name: c, url: "http://127.0.0.1:3/mcp" }\n  - { name: u, url: "http://op:pw-1234@127.0.0.1:5/mcp?token=${token}" }\n`,
+      );
+    expect(await applyFleet(m.store.db, withToken('tok-1111'))).toMatchObject({ created: ['u'] });
+    const row = (await m.store.db.select().from(servers)).find((s) => s.name === 'u' && !s.retiredAt)!;
+    expect(row.url).toBe('http://••••••:••••••@127.0.0.1:5/mcp?token=••••••');
+    expect(JSON.stringify(row)).not.toMatch(/pw-1234|tok-1111/);
+    // Compared with what it stands for, not its masked form: no change, no re-seal.
+    expect(await applyFleet(m.store.db, withToken('tok-1111'))).toMatchObject({ updated: [], unchanged: ['c', 'u'] });
+    expect((await m.store.db.select().from(servers)).find((s) => s.id === row.id)!.urlSealed).toBe(row.urlSealed);
+    expect(await applyFleet(m.store.db, withToken('tok-2222'))).toMatchObject({ updated: ['u'] });
+    expect((await getServer(m.store.db, row.id))!.target).toBe('http://op:pw-1234@127.0.0.1:5/mcp?token=tok-2222');
   });
 });

@@ -3,7 +3,14 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FleetFileError, loadFleetFile, parseFleet } from '../src/fleet-file';
+import {
+  expandFleetFile,
+  FleetFileError,
+  fleetFromObject,
+  loadFleetFile,
+  PROBE_OWNED_HEADERS,
+  parseFleet,
+} from '../src/fleet-file';
 
 const EXAMPLE = `regions: [eu-west, us-east]          # where agents run; a server may list a subset
 defaults: { interval: 60s, timeout: 10s }
@@ -184,11 +191,90 @@ policy: { allow: [${allow}] }
   });
 
   it('says which file it could not read', async () => {
-    await expect(loadFleetFile('/nonexistent/fleet.yaml')).rejects.toThrow(
+    await expect(loadFleetFile('/nonexistent/fleet.yaml', {})).rejects.toThrow(
       '/nonexistent/fleet.yaml: invalid fleet definition, nothing applied:\n  cannot read the file (ENOENT)',
     );
     const dir = await mkdtemp(join(tmpdir(), 'fleet-'));
     await writeFile(join(dir, 'f.yaml'), 'regions: [x]\n');
-    await expect(loadFleetFile(join(dir, 'f.yaml'))).resolves.toMatchObject({ regions: ['x'], servers: [] });
+    await expect(loadFleetFile(join(dir, 'f.yaml'), {})).resolves.toMatchObject({ regions: ['x'], servers: [] });
+  });
+
+  it('refuses a Host header, and the other headers the probe owns, in any case', () => {
+    const header = (h: string) => `servers:\n  - name: h\n    url: https://h.example.com/\n    headers: { ${h} }\n`;
+    expect(problems(header('Host: evil.example.net'))).toEqual([
+      'line 4: servers[0].headers.Host: Host is set by the probe itself, never by a fleet entry',
+    ]);
+    for (const name of [
+      ...PROBE_OWNED_HEADERS,
+      'HOST',
+      'hOsT',
+      'Transfer-Encoding',
+      'Content-Length',
+      'MCP-Protocol-Version',
+    ])
+      expect(problems(header(`"${name}": "x"`)), name).toEqual([expect.stringMatching(/is set by the probe itself/)]);
+    // Credentials and other headers are the fleet's own.
+    expect(problems(header('Authorization: "Bearer t", X-Host: h, Cookie: c'))).toEqual([]);
+  });
+
+  it('refuses a URL with a masked part (••••••): there is no stored credential for it to stand for', () => {
+    expect(problems('servers:\n  - name: m\n    url: "https://h.example.com/mcp?token=••••••"\n')).toEqual([
+      'line 3: servers[0].url: •••••• stands for a stored credential: give the value itself',
+    ]);
+  });
+});
+
+describe(`who expands \${NAME}: the reader of the file`, () => {
+  const leak = `servers:\n  - name: x\n    url: https://x.example.com/\n    headers: { X-Leak: "\${HOME}", X-B: "a\${B}c" }\n`;
+
+  it('a fleet with no reader environment (the API) refuses references, naming line and field', () => {
+    // No env given: nothing is expanded, not even from this process's environment.
+    expect(process.env.HOME).toBeDefined();
+    expect(() => parseFleet(leak, 'sent')).toThrow(FleetFileError);
+    try {
+      parseFleet(leak, 'sent', 'refuse');
+    } catch (err) {
+      expect((err as FleetFileError).problems).toEqual([
+        `line 4: servers[0].headers.X-Leak: \${HOME} is not expanded by control: expand it where the file is read; \`mcp-fleet apply\` does`,
+        `line 4: servers[0].headers.X-B: \${B} is not expanded by control: expand it where the file is read; \`mcp-fleet apply\` does`,
+      ]);
+      expect((err as Error).message).not.toContain(process.env.HOME);
+    }
+  });
+
+  it('the reader expands from its environment, and gets the object form to send', () => {
+    expect(parseFleet(leak, 'f', { HOME: '/home/op', B: 'b' }).servers[0]!.headers).toEqual({
+      'X-Leak': '/home/op',
+      'X-B': 'abc',
+    });
+    const object = expandFleetFile(EXAMPLE, 'fleet.yaml', { ORDERS_TOKEN: `s3cret \${NOT_A_REF}` });
+    expect(object.servers[0]!.headers).toEqual({ Authorization: `Bearer s3cret \${NOT_A_REF}` });
+    // The object form reads back to the same definition, its values taken literally.
+    expect(fleetFromObject(JSON.parse(JSON.stringify(object)), 'sent')).toEqual(
+      parseFleet(EXAMPLE, 'fleet.yaml', { ORDERS_TOKEN: `s3cret \${NOT_A_REF}` }),
+    );
+    expect(() => expandFleetFile(EXAMPLE, 'fleet.yaml', {})).toThrow(
+      'fleet.yaml: invalid fleet definition, nothing applied:\n  line 6: servers[0].headers.Authorization: the environment variable ORDERS_TOKEN is not set',
+    );
+  });
+
+  it('the object form is checked like a file, field by field, and never expanded', () => {
+    const fleet = fleetFromObject(
+      { servers: [{ name: 'x', url: 'https://x.example.com/', headers: { 'X-Literal': `\${HOME}` } }] },
+      'sent',
+    );
+    expect(fleet.servers[0]!.headers).toEqual({ 'X-Literal': `\${HOME}` });
+    expect(() => fleetFromObject([], 'sent')).toThrow(/\(file\): .*expected object/);
+    expect(() =>
+      fleetFromObject({ servers: [{ name: 'x', url: 'ftp://x/', headers: { host: 'y' } }] }, 'sent'),
+    ).toThrow(FleetFileError);
+    try {
+      fleetFromObject({ servers: [{ name: 'x', url: 'ftp://x/', headers: { host: 'y' } }] }, 'sent');
+    } catch (err) {
+      expect((err as FleetFileError).problems).toEqual([
+        'servers[0].url: an http:// or https:// URL',
+        'servers[0].headers.host: host is set by the probe itself, never by a fleet entry',
+      ]);
+    }
   });
 });

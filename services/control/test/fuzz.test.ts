@@ -26,7 +26,14 @@ import { stringify } from 'yaml';
 import { takeViolations } from '../../probe/test/loopback-guard';
 import { type Control, FleetFileError, parseFleet, startControl } from '../src';
 import { parseDuration } from '../src/durations';
-import { headerMap, revisionChoice, serverName, targetUrl } from '../src/fleet-file';
+import {
+  fleetFromObject,
+  headerMap,
+  PROBE_OWNED_HEADERS,
+  revisionChoice,
+  serverName,
+  targetUrl,
+} from '../src/fleet-file';
 import { LOOPBACK_FLOOR } from './support';
 
 const SEED = Number(process.env.MCP_FLEET_FUZZ_SEED ?? 20_260_728);
@@ -321,9 +328,19 @@ const badHeaders = fc.oneof(
   ),
   fc.dictionary(fc.constantFrom('X-A', 'Authorization', 'accept'), badHeaderValue, { minKeys: 1, maxKeys: 2 }),
   fc.constant(Object.fromEntries([...Array(51).keys()].map((i) => [`X-${i}`, 'v']))),
+  // The headers the probe owns (Host, framing, the MCP session and version), in any case.
+  fc.dictionary(
+    fc
+      .tuple(fc.constantFrom(...PROBE_OWNED_HEADERS), fc.array(fc.boolean(), { minLength: 24, maxLength: 24 }))
+      .map(([n, up]) => [...n].map((c, i) => (up[i] ? c.toUpperCase() : c)).join('')),
+    fc.constant('v'),
+    { minKeys: 1, maxKeys: 2 },
+  ),
 );
 const goodHeaders = fc.dictionary(
-  fc.stringMatching(/^[A-Za-z][A-Za-z0-9-]{0,15}$/),
+  fc
+    .stringMatching(/^[A-Za-z][A-Za-z0-9-]{0,15}$/)
+    .filter((n) => !(PROBE_OWNED_HEADERS as readonly string[]).includes(n.toLowerCase())),
   fc.string({ maxLength: 20 }).filter((v) => headerMap.safeParse({ a: v }).success),
   { maxKeys: 3 },
 );
@@ -486,9 +503,8 @@ describe('the management API, fuzzed', () => {
         async (route, otherMethod, id, q, b, t) => {
           const method = otherMethod ?? route.method;
           const path = `${route.pattern.replace(/:[a-z]+/g, id)}${q ? `?${q}` : ''}`;
-          // A valid fleet file is not bad input (it would be applied): leave it out.
-          if (path.startsWith('/api/fleet?') || path === '/api/fleet')
-            fc.pre(!(typeof b === 'string' && /yaml/.test(t ?? '') && validFleet(b)));
+          // A valid fleet is not bad input (it would be applied): leave it out, as YAML or JSON.
+          if (path.startsWith('/api/fleet?') || path === '/api/fleet') fc.pre(!validFleetBody(b));
           const text = typeof b === 'object' && b !== null && 'text' in b ? b.text : b;
           const a = await call(method, path, { body: text, type: t });
           requests += 1;
@@ -835,9 +851,24 @@ describe('parseFleet, fuzzed', () => {
 
 // --- fleet files ---------------------------------------------------------------------------------
 
+/** Whether control's API would apply this fleet text: `${NAME}` is refused there, never expanded. */
 function validFleet(text: string): boolean {
   try {
-    parseFleet(text, 'x', process.env);
+    parseFleet(text, 'x', 'refuse');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether POST /api/fleet could apply this body: as YAML text, or as JSON holding a fleet's text or its object form. */
+function validFleetBody(body: unknown): boolean {
+  if (typeof body !== 'string') return false;
+  if (validFleet(body)) return true;
+  try {
+    const value: unknown = JSON.parse(body);
+    if (typeof value === 'string') return validFleet(value);
+    fleetFromObject(value, 'x');
     return true;
   } catch {
     return false;

@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { type Agent, startAgent } from '@mcp-fleet/agent';
 import { type Bus, createLogger, createMemoryBus, type Job } from '@mcp-fleet/bus';
 import { SIM_BEARER_TOKEN, type Sim, startSim } from '@mcp-fleet/fleet-sim';
+import { maskUrl } from '@mcp-fleet/probe';
 import {
   agents as agentsTable,
   CredentialsUnreadableError,
@@ -51,7 +52,14 @@ const MIRROR_TOKEN = plant('mirrortoken');
 const API_CREATED = plant('created');
 const API_PATCHED = plant('patched');
 const API_DETECT = plant('detect');
+/** A URL's credentials: user name, password and a query token (the mirror echoes the token). */
+const URL_USER = plant('urluser');
+const URL_PASS = plant('urlpass');
+const URL_TOKEN = plant('urltoken');
 const SECRETS = [
+  URL_USER,
+  URL_PASS,
+  URL_TOKEN,
   WRONG_TOKEN,
   API_KEY,
   MIRROR_KEY,
@@ -81,14 +89,23 @@ function leaked(text: string): string[] {
  * id; `/limited` rate-limits with it in Retry-After. Error bodies and messages place it across
  * the 200th character, where previews are cut.
  */
-async function startMirror(): Promise<{ url: (path: string) => string; close: () => Promise<void> }> {
+async function startMirror(): Promise<{
+  url: (path: string) => string;
+  received: string[];
+  close: () => Promise<void>;
+}> {
+  const received: string[] = [];
   const server: HttpServer = createServer((req, res) => {
     let body = '';
     req.on('data', (c) => {
       body += c;
     });
     req.on('end', () => {
-      const key = String(req.headers['x-api-key'] ?? '');
+      received.push(req.url ?? '');
+      // The header's key, or a URL's query token: what it was sent is what it echoes.
+      const key = String(
+        req.headers['x-api-key'] ?? new URL(req.url ?? '/', 'http://x').searchParams.get('token') ?? '',
+      );
       const auth = String(req.headers.authorization ?? '');
       const b64 = (v: string) => Buffer.from(v).toString('base64');
       const echo = {
@@ -164,12 +181,18 @@ async function startMirror(): Promise<{ url: (path: string) => string; close: ()
   const { port } = server.address() as AddressInfo;
   return {
     url: (path) => `http://127.0.0.1:${port}${path}`,
+    received,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
       }),
   };
+}
+
+/** The mirror's `/mcp` with credentials in its URL only: a user name, a password and a query token. */
+function mirrorUrlWithCredentials(mirror: (path: string) => string): string {
+  return mirror(`/mcp?token=${URL_TOKEN}`).replace('http://', `http://${URL_USER}:${URL_PASS}@`);
 }
 
 function fleetYaml(sim: Sim, mirror: (path: string) => string): string {
@@ -203,6 +226,10 @@ servers:
     url: ${mirror('/limited')}
     headers: ${mirrorHeaders}
     tests: [{ revision: newest }]
+    detection: { interval: 2s }
+  - name: mirror-url
+    url: ${mirrorUrlWithCredentials(mirror)}
+    tests: [{ revision: newest }, { revision: "2025-11-25" }]
     detection: { interval: 2s }
 policy: { allow: ["127.0.0.0/8"] }
 `;
@@ -290,7 +317,7 @@ afterAll(async () => {
 
 describe('planted credentials', () => {
   it('are used: every server is probed from both regions, with its credentials', async () => {
-    const names = ['bearer-wrong', 'bearer-right', 'mirror', 'mirror-odd', 'mirror-limited'];
+    const names = ['bearer-wrong', 'bearer-right', 'mirror', 'mirror-odd', 'mirror-limited', 'mirror-url'];
     await waitFor(
       'runs and detections of every server in both regions',
       async () => {
@@ -324,7 +351,10 @@ describe('planted credentials', () => {
     expect(outcomes('bearer-right')).toContain('success');
     // The jobs carried the credentials to the agents, in plaintext: they need them.
     const sent = JSON.stringify(jobs);
-    for (const s of [WRONG_TOKEN, API_KEY, MIRROR_KEY, MIRROR_TOKEN, SIM_BEARER_TOKEN]) expect(sent).toContain(s);
+    for (const s of [WRONG_TOKEN, API_KEY, MIRROR_KEY, MIRROR_TOKEN, SIM_BEARER_TOKEN, URL_PASS, URL_TOKEN])
+      expect(sent).toContain(s);
+    // The probe sent the URL's query as given; the mirror echoed the token into everything it answered.
+    expect(mirror.received).toContain(`/mcp?token=${URL_TOKEN}`);
   });
 
   it('are not in any API answer', async () => {
@@ -353,6 +383,9 @@ describe('planted credentials', () => {
         json: { url, headers: { Authorization: `Bearer ${API_DETECT}`, 'X-Api-Key': API_DETECT } },
       });
       expect(detect.status).toBe(200);
+      // The same credential in the URL's query instead, which the mirror echoes just as well.
+      const inUrl = await api('/api/detect', { method: 'POST', json: { url: `${url}?token=${API_DETECT}` } });
+      expect(inUrl.status).toBe(200);
     }
     const refused = await api('/api/servers', {
       method: 'POST',
@@ -395,11 +428,16 @@ describe('planted credentials', () => {
     expect(found).toEqual([]);
   });
 
-  it('are not in the database, except sealed in servers.headers', async () => {
+  it('are not in the database, except sealed in servers.headers and servers.url_sealed', async () => {
     // The raw column: names readable, every value sealed.
     const stored = await store.db.select({ name: servers.name, headers: servers.headers }).from(servers);
     expect(stored.length).toBeGreaterThanOrEqual(6);
     for (const s of stored) for (const v of Object.values(s.headers)) expect(isSealed(v), s.name).toBe(true);
+    // A URL with credentials: masked where it is shown, sealed whole beside it.
+    const withUrl = (await store.db.select().from(servers)).find((s) => s.name === 'mirror-url');
+    expect(withUrl!.url).toBe(maskUrl(mirrorUrlWithCredentials(mirror.url)));
+    expect(withUrl!.url).toMatch(/^http:\/\/••••••:••••••@127\.0\.0\.1:\d+\/mcp\?token=••••••$/);
+    expect(isSealed(withUrl!.urlSealed!)).toBe(true);
     const tables = {
       servers: await store.db.select().from(servers),
       runs: await store.db.select().from(runs),
@@ -543,6 +581,18 @@ describe('control and the secret key', () => {
       const text = await res.text();
       expect(text).toMatch(/needs MCP_FLEET_SECRET_KEY/);
       expect(text).not.toContain(API_CREATED);
+      // Credentials in the URL alone are refused the same way.
+      const inUrl = await fetch(`${control.url}/api/servers`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'no-key-url', url: `https://no-key.example.com/mcp?token=${API_CREATED}` }),
+      });
+      expect(inUrl.status).toBe(503);
+      const urlText = await inUrl.text();
+      expect(urlText).toMatch(
+        /storing a URL with credentials \(a user name, password or query values\) needs MCP_FLEET_SECRET_KEY/,
+      );
+      expect(urlText).not.toContain(API_CREATED);
     } finally {
       await control.stop();
     }

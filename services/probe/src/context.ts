@@ -12,7 +12,7 @@ import {
 import { secretsOf } from './redact';
 
 export interface ProbeOptions {
-  /** Extra request headers, usually credentials. Their values never appear in output. */
+  /** Extra request headers, usually credentials. Their values never appear in output (nor the URL's credentials). */
   headers?: Record<string, string>;
   /** Milliseconds for the whole run (a handshake) or for each request (a detection). Default 10 000. */
   timeoutMs?: number;
@@ -51,7 +51,7 @@ export class ProbeContext {
     this.#perRequestMs = limits.perRequestMs ?? limits.totalMs;
     // Header names are case-insensitive: lower-case the operator's so ours replace, not duplicate, them.
     this.#headers = Object.fromEntries(Object.entries(opts.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
-    this.secrets = secretsOf(this.#headers);
+    this.secrets = secretsOf(this.#headers, target);
     this.#dispatcher = opts.dispatcher ?? defaultDispatcher;
     this.#onExchange = opts.onExchange;
     this.#budgets = [{ limit: limits.maxRequests, used: 0 }];

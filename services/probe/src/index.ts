@@ -23,7 +23,7 @@ export {
 export { LOOKUP_MAX_REQUESTS, NOT_IDENTIFIED } from './lookup';
 export type { ServerInfo } from './opening';
 export { isPassing, OUTCOME_NAMES, OUTCOMES, type Outcome } from './outcomes';
-export { displayUrl, redact, redactStrings } from './redact';
+export { displayUrl, redact, redactStrings, secretsOf } from './redact';
 export * from './revisions';
 export {
   DEFAULT_SCHEMES,
@@ -36,3 +36,11 @@ export {
   type TargetPolicyOptions,
   type TargetPolicyRanges,
 } from './target-policy';
+export {
+  hasUrlCredentials,
+  maskedParts,
+  maskUrl,
+  URL_MASK,
+  unmaskUrl,
+  urlSecretParts,
+} from './url-credentials';

@@ -1,18 +1,21 @@
-// Credentials the operator gave us must never come back out: not in evidence, messages or output.
+// Credentials the operator gave us must never come back out: not in evidence, messages, spans or output.
+import { maskUrl, urlSecretParts } from './url-credentials';
 
 const MIN_SECRET_LENGTH = 4;
 
 /**
- * The strings to hide for a set of request headers: each value, each word of it (e.g. the token
- * after `Bearer`), the password inside a `Basic` credential, and each of those as a server might
+ * The strings to hide for a set of request headers and the target URL: each header value, each
+ * word of it (e.g. the token after `Bearer`), the password inside a `Basic` credential, the URL's
+ * user name, password and query values (url-credentials.ts), and each of those as a server might
  * echo it encoded: URL-encoded, JSON-escaped, base64 and base64url. (A secret encoded together with
  * other text, e.g. base64 of a whole header line, is not caught: its bytes do not line up.)
  */
-export function secretsOf(headers: Record<string, string>): string[] {
+export function secretsOf(headers: Record<string, string>, url?: string | URL): string[] {
   const plain = new Set<string>();
   const add = (s: string) => {
     if (s.length >= MIN_SECRET_LENGTH) plain.add(s);
   };
+  if (url !== undefined) for (const part of urlSecretParts(url)) add(part);
   for (const value of Object.values(headers)) {
     const v = value.trim();
     add(v);
@@ -58,10 +61,10 @@ export function redactStrings<T>(value: T, secrets: readonly string[]): T {
   return value;
 }
 
-/** A URL fit to print: no user name or password. */
+/** A URL fit to print: no user name or password, its query values masked. */
 export function displayUrl(url: URL | string): string {
   const u = new URL(url);
   u.username = '';
   u.password = '';
-  return u.href;
+  return maskUrl(u.href);
 }

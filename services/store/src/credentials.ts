@@ -1,7 +1,8 @@
-// Credentials at rest. A server's header values (its credentials) are sealed with AES-256-GCM
-// before they reach the database and opened only where a probe needs them: the scheduler's jobs,
-// a pinned test's first run, the dashboard's "keep the stored value". Header names stay readable
-// (the dashboard shows them); values never are without the key.
+// Credentials at rest. A server's header values (its credentials) and a URL that carries any (a
+// user name, password or query values) are sealed with AES-256-GCM before they reach the database
+// and opened only where a probe needs them: the scheduler's jobs, a pinned test's first run, the
+// dashboard's "keep the stored value". Header names stay readable (the dashboard shows them), and
+// the URL in its masked display form; values never are without the key.
 //
 // A sealed value is one string, `mcpfleet:v1:<key id>:<iv>:<tag>:<ciphertext>` (base64url parts):
 // the key id (16 hex digits of a hash of the key, never the key) says which key sealed it, so keys
@@ -12,6 +13,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { hasUrlCredentials, maskUrl } from '@mcp-fleet/probe';
 
 /** The key that seals credentials: 32 bytes, base64 or hex. */
 export const SECRET_KEY_ENV = 'MCP_FLEET_SECRET_KEY';
@@ -237,15 +239,67 @@ function generateKeyFile(path: string, log: KeyringSources['log']): Buffer {
   return parseSecretKey(text, path);
 }
 
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return url;
+  }
+}
+
 /** What a header value's seal is bound to: the server's origin and the header's name. */
 function headerContext(url: string, name: string): string {
-  let origin: string;
+  return `mcp-fleet header\0${originOf(url)}\0${name}`;
+}
+
+/** What a URL's seal is bound to: its origin, which its display form shows too. */
+function urlContext(url: string): string {
+  return `mcp-fleet url\0${originOf(url)}`;
+}
+
+/**
+ * A server's URL for the database. One without credentials is stored as written, `urlSealed` null.
+ * One with credentials (a user name, password or query values: the probe's rule) is stored in its
+ * display form, each credential masked, and sealed whole beside it, bound to its origin.
+ */
+export function sealUrl(
+  url: string,
+  keyring: Keyring | null = currentKeyring(),
+): { url: string; urlSealed: string | null } {
+  if (!hasUrlCredentials(url)) return { url, urlSealed: null };
+  if (!keyring)
+    throw new SecretKeyError(
+      `storing a URL with credentials (a user name, password or query values) needs ${SECRET_KEY_ENV}: ${KEY_HINT}. ` +
+        'Credentials are never stored in plaintext.',
+    );
+  return { url: maskUrl(url), urlSealed: keyring.seal(url, urlContext(url)) };
+}
+
+/**
+ * The URL a probe goes to: opened from its seal, or the stored one when there is none (no
+ * credentials, or a row from before URLs were sealed, which control seals at start).
+ */
+export function openUrl(
+  stored: string,
+  sealed: string | null,
+  server: string,
+  keyring: Keyring | null = currentKeyring(),
+): string {
+  if (sealed === null) return stored;
+  if (!keyring)
+    throw new SecretKeyError(
+      `the URL of server ${JSON.stringify(server)} is sealed, and ${SECRET_KEY_ENV} is not set (${KEY_HINT})`,
+    );
   try {
-    origin = new URL(url).origin;
-  } catch {
-    origin = url;
+    return keyring.open(sealed, urlContext(stored));
+  } catch (err) {
+    throw new CredentialsUnreadableError(`the URL of server ${JSON.stringify(server)}: ${(err as Error).message}`);
   }
-  return `mcp-fleet header\0${origin}\0${name}`;
+}
+
+/** Whether a stored URL should be sealed (again): credentials in the clear, or sealed under an older key. */
+export function urlNeedsSeal(stored: string, sealed: string | null, keyring: Keyring): boolean {
+  return sealed === null ? hasUrlCredentials(stored) : !keyring.isCurrent(sealed);
 }
 
 /** Seal every value of a server's headers for the database. Without a keyring, only no headers can be stored. */

@@ -1,7 +1,9 @@
 // The fleet: servers and their tests. Retiring keeps history; nothing here deletes a row.
-// Header values (credentials) are sealed on the way in and opened on the way out (credentials.ts):
-// the database only ever holds them encrypted; callers of these functions see plaintext.
-import { isRevision, type Revision } from '@mcp-fleet/probe';
+// Header values and a URL's credentials are sealed on the way in and opened on the way out
+// (credentials.ts): the database only ever holds them encrypted. Callers of these functions see
+// header values in plaintext, `url` in its display form (credentials masked) and the whole URL,
+// to probe, as `target`.
+import { hasUrlCredentials, isRevision, type Revision } from '@mcp-fleet/probe';
 import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import {
   CredentialsUnreadableError,
@@ -9,20 +11,28 @@ import {
   KEY_HINT,
   needsReseal,
   openHeaders,
+  openUrl,
   SECRET_KEY_ENV,
   SecretKeyError,
   sealHeaders,
+  sealUrl,
+  urlNeedsSeal,
 } from './credentials';
 import type { Db } from './db';
 import { DuplicateNameError, pgCode, withoutParams } from './errors';
+import { KeptCredentialsError, keptHeaders, keptUrl } from './kept-credentials';
 import { servers, testStates, tests } from './schema';
 
-export type Server = typeof servers.$inferSelect;
+/** A server as callers see it: `url` as it may be shown, `target` the whole URL a probe goes to, headers opened. */
+export type Server = typeof servers.$inferSelect & { target: string };
+/** A server after updateServer: and the stored headers it dropped because its URL moved to another origin. */
+export type UpdatedServer = Server & { headersDropped: string[] };
 export type Test = typeof tests.$inferSelect;
 export type TestState = typeof testStates.$inferSelect;
 
 export interface ServerInput {
   name: string;
+  /** The whole URL, credentials included (sealed when it carries any); a patch may keep masked parts (kept-credentials.ts). */
   url: string;
   /** Request headers (credentials), already resolved from the environment. */
   headers?: Record<string, string>;
@@ -36,6 +46,7 @@ export interface ServerInput {
   source?: 'file' | 'api';
 }
 
+/** `headers` undefined keeps the stored ones, dropped if the URL moves to another origin (kept-credentials.ts). */
 export type ServerPatch = Partial<ServerInput>;
 
 export interface TestInput {
@@ -52,7 +63,10 @@ export interface ActiveTest {
   pinnedRevision: string | null;
   serverId: string;
   serverName: string;
+  /** As it may be shown (credentials masked). */
   url: string;
+  /** The whole URL, for the jobs; `url` when it cannot be opened (see credentialsError). */
+  target: string;
   /** Plaintext, for the jobs; empty when they cannot be opened (see credentialsError). */
   headers: Record<string, string>;
   /** Why the server's stored credentials cannot be opened (wrong key, altered), else null: do not probe it. */
@@ -65,9 +79,15 @@ export interface ActiveTest {
   currentRevisions: Record<string, string>;
 }
 
-/** A row as callers see it: its headers opened. Throws SecretKeyError / CredentialsUnreadableError. */
-function opened(row: Server): Server {
-  return { ...row, headers: openHeaders(row.headers, row.url, row.name) };
+type Row = typeof servers.$inferSelect;
+
+/** A row as callers see it: its URL and headers opened. Throws SecretKeyError / CredentialsUnreadableError. */
+function opened(row: Row): Server {
+  return {
+    ...row,
+    target: openUrl(row.url, row.urlSealed, row.name),
+    headers: openHeaders(row.headers, row.url, row.name),
+  };
 }
 
 /** Active servers, credentials opened (throws when one cannot be: see sealStoredCredentials). */
@@ -93,14 +113,17 @@ export async function getServer(db: Db, id: string): Promise<Server | null> {
 
 export async function createServer(db: Db, input: ServerInput): Promise<Server> {
   const headers = input.headers ?? {};
-  // Outside the try: a missing key is the operator's to fix, not a database error.
+  // Outside the try: a missing key is the operator's to fix, not a database error; a masked part
+  // has nothing stored to stand for.
+  keptUrl(null, input.url);
+  const url = sealUrl(input.url);
   const sealed = sealHeaders(headers, input.url);
   try {
     const [row] = await db
       .insert(servers)
       .values({
         name: input.name,
-        url: input.url,
+        ...url,
         headers: sealed,
         regions: input.regions ?? null,
         intervalMs: input.intervalMs,
@@ -109,40 +132,49 @@ export async function createServer(db: Db, input: ServerInput): Promise<Server> 
         source: input.source ?? 'api',
       })
       .returning();
-    return { ...row!, headers };
+    return { ...row!, target: input.url, headers };
   } catch (err) {
     throw serverError(err, input.name);
   }
 }
 
-/** Change an active server; null when there is no active server with this id. */
-export async function updateServer(db: Db, id: string, patch: ServerPatch): Promise<Server | null> {
+/**
+ * Change an active server; null when there is no active server with this id. Credentials follow
+ * the one rule of kept-credentials.ts: a URL on another origin drops the stored headers unless the
+ * patch gives them again (`headersDropped` names them), and masked URL parts are kept only on the
+ * same origin (else KeptCredentialsError).
+ */
+export async function updateServer(db: Db, id: string, patch: ServerPatch): Promise<UpdatedServer | null> {
   const set: Partial<typeof servers.$inferInsert> = { updatedAt: new Date() };
   if (patch.name !== undefined) set.name = patch.name;
-  if (patch.url !== undefined) set.url = patch.url;
   if (patch.regions !== undefined) set.regions = patch.regions;
   if (patch.intervalMs !== undefined) set.intervalMs = patch.intervalMs;
   if (patch.timeoutMs !== undefined) set.timeoutMs = patch.timeoutMs;
   if (patch.detectionIntervalMs !== undefined) set.detectionIntervalMs = patch.detectionIntervalMs;
   if (patch.source !== undefined) set.source = patch.source;
-  const write = async (tx: Db): Promise<Server | null> => {
+  const write = async (tx: Db): Promise<UpdatedServer | null> => {
+    let headersDropped: string[] = [];
     if (patch.headers !== undefined || patch.url !== undefined) {
-      // Seals are bound to the server's origin: new headers are sealed for the URL they will go
-      // to, and kept headers are sealed again when the URL moves to another origin.
-      let url = patch.url;
-      let stored: Server | undefined;
-      if (url === undefined || patch.headers === undefined) {
-        [stored] = await tx
-          .select()
-          .from(servers)
-          .where(and(eq(servers.id, id), isNull(servers.retiredAt)))
-          .for('update');
-        if (!stored) return null;
-        url ??= stored.url;
-      }
+      const [row] = await tx
+        .select()
+        .from(servers)
+        .where(and(eq(servers.id, id), isNull(servers.retiredAt)))
+        .for('update');
+      if (!row) return null;
+      // The stored URL is opened only when the patch keeps a masked part of it.
+      const stored = {
+        url: row.url,
+        get target() {
+          return openUrl(row.url, row.urlSealed, row.name);
+        },
+      };
+      const url = patch.url === undefined ? row.url : keptUrl(stored, patch.url);
+      if (patch.url !== undefined) Object.assign(set, sealUrl(url));
+      // Seals are bound to the origin: new headers are sealed for the URL they will go to.
+      const { dropped } = keptHeaders(row, url, patch.headers);
       if (patch.headers !== undefined) set.headers = sealHeaders(patch.headers, url);
-      else if (stored && origin(stored.url) !== origin(url) && Object.keys(stored.headers).length > 0)
-        set.headers = sealHeaders(openHeaders(stored.headers, stored.url, stored.name), url);
+      else if (dropped.length) set.headers = {};
+      headersDropped = dropped;
     }
     const [row] = await tx
       .update(servers)
@@ -150,21 +182,18 @@ export async function updateServer(db: Db, id: string, patch: ServerPatch): Prom
       .where(and(eq(servers.id, id), isNull(servers.retiredAt)))
       .returning();
     if (!row) return null;
-    return patch.headers !== undefined ? { ...row, headers: patch.headers } : opened(row);
+    return { ...opened(row), headersDropped };
   };
   try {
     return await db.transaction(write);
   } catch (err) {
-    if (err instanceof SecretKeyError || err instanceof CredentialsUnreadableError) throw err;
+    if (
+      err instanceof SecretKeyError ||
+      err instanceof CredentialsUnreadableError ||
+      err instanceof KeptCredentialsError
+    )
+      throw err;
     throw serverError(err, patch.name ?? id);
-  }
-}
-
-function origin(url: string): string {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return url;
   }
 }
 
@@ -178,19 +207,24 @@ export interface SealReport {
 
 /**
  * Bring every stored credential under the current key (control runs it at start): plaintext
- * values from before encryption and values sealed under a previous key are sealed again.
- * Without a key it throws SecretKeyError if any server (retired ones included) has headers:
- * they could neither be stored safely nor opened.
+ * values from before encryption — header values, and URLs with credentials, which get their
+ * display form — and values sealed under a previous key are sealed again. Without a key it throws
+ * SecretKeyError if any server (retired ones included) has credentials: they could neither be
+ * stored safely nor opened.
  */
 export async function sealStoredCredentials(db: Db): Promise<SealReport> {
   const keyring = currentKeyring();
   return db.transaction(async (tx) => {
-    const rows = await tx
+    const candidates = await tx
       .select()
       .from(servers)
-      .where(sql`${servers.headers} <> '{}'::jsonb`)
+      // A URL can carry credentials only with `@` or `?`: the probe's rule (hasUrlCredentials) decides.
+      .where(sql`${servers.headers} <> '{}'::jsonb or ${servers.urlSealed} is not null or ${servers.url} ~ '[@?]'`)
       .orderBy(asc(servers.name))
       .for('update');
+    const rows = candidates.filter(
+      (r) => Object.keys(r.headers).length > 0 || r.urlSealed !== null || hasUrlCredentials(r.url),
+    );
     const report: SealReport = { resealed: [], unreadable: [] };
     if (rows.length === 0) return report;
     if (!keyring) {
@@ -203,17 +237,19 @@ export async function sealStoredCredentials(db: Db): Promise<SealReport> {
     }
     for (const row of rows) {
       let plain: Record<string, string>;
+      let target: string;
       try {
+        target = openUrl(row.url, row.urlSealed, row.name, keyring);
         plain = openHeaders(row.headers, row.url, row.name, keyring);
       } catch (err) {
         report.unreadable.push({ id: row.id, name: row.name, retired: row.retiredAt !== null, reason: message(err) });
         continue;
       }
-      if (!needsReseal(row.headers, keyring)) continue;
-      await tx
-        .update(servers)
-        .set({ headers: sealHeaders(plain, row.url, keyring) })
-        .where(eq(servers.id, row.id));
+      const set: Partial<typeof servers.$inferInsert> = {};
+      if (urlNeedsSeal(row.url, row.urlSealed, keyring)) Object.assign(set, sealUrl(target, keyring));
+      if (needsReseal(row.headers, keyring)) set.headers = sealHeaders(plain, target, keyring);
+      if (Object.keys(set).length === 0) continue;
+      await tx.update(servers).set(set).where(eq(servers.id, row.id));
       report.resealed.push(row.name);
     }
     return report;
@@ -251,6 +287,7 @@ export async function listActiveTests(db: Db, serverId?: string): Promise<Active
       serverId: servers.id,
       serverName: servers.name,
       url: servers.url,
+      urlSealed: servers.urlSealed,
       headers: servers.headers,
       regions: servers.regions,
       intervalMs: servers.intervalMs,
@@ -267,16 +304,18 @@ export async function listActiveTests(db: Db, serverId?: string): Promise<Active
     .innerJoin(servers, eq(servers.id, tests.serverId))
     .where(and(isNull(tests.retiredAt), isNull(servers.retiredAt), serverId ? eq(tests.serverId, serverId) : undefined))
     .orderBy(asc(servers.name), asc(tests.createdAt), asc(tests.id));
-  return rows.map((r) => {
+  return rows.map(({ urlSealed, ...r }) => {
     let headers: Record<string, string> = {};
+    let target = r.url;
     let credentialsError: string | null = null;
     try {
+      target = openUrl(r.url, urlSealed, r.serverName);
       headers = openHeaders(r.headers, r.url, r.serverName);
     } catch (err) {
       // One server whose credentials cannot be opened must not stop the others being probed.
       credentialsError = message(err);
     }
-    return { ...r, headers, credentialsError, currentRevisions: r.currentRevisions ?? {} };
+    return { ...r, target, headers, credentialsError, currentRevisions: r.currentRevisions ?? {} };
   });
 }
 

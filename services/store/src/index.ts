@@ -10,6 +10,7 @@ export * from './drift';
 export { DuplicateNameError, UnknownRecordError } from './errors';
 export * from './fleet';
 export * from './ingest';
+export * from './kept-credentials';
 export * from './latency';
 export * from './reads';
 export * from './retention';

@@ -20,7 +20,14 @@ export const servers = pgTable(
   {
     id: uuid('id').primaryKey().defaultRandom(),
     name: text('name').notNull(),
+    /**
+     * The URL as it may be shown: when it carries credentials (a user name, password or query
+     * values), each is masked (`https://••••••:••••••@host/mcp?token=••••••`) and the whole URL is
+     * in `url_sealed`. Rows from before URLs were sealed hold it in the clear until control seals it.
+     */
     url: text('url').notNull(),
+    /** The whole URL sealed like a header value (credentials.ts), bound to its origin; null when it carries no credentials. */
+    urlSealed: text('url_sealed'),
     /**
      * Request headers (credentials): names as given, each value sealed (AES-256-GCM, credentials.ts),
      * `mcpfleet:v1:<key id>:<iv>:<tag>:<ciphertext>`. Read and write them through fleet.ts, which

@@ -1,10 +1,11 @@
 'use server';
 // What the editor asks of the control plane: detect a URL's protocol, save a server and its tests.
-// Stored credentials never go to the browser: a header left blank keeps its stored value here.
+// Stored credentials never go to the browser: a header left blank, or a URL part left masked
+// (••••••), keeps its stored value here — by store's one rule, only toward the stored origin.
 // Each action needs an admin session when sign-in is on (proxy.ts turns away requests without a
 // session; this is the second lock), and Next refuses a server action whose Origin is not this
 // dashboard's Host (as proxy.ts does for every POST), so another site cannot drive them.
-import { getServer } from '@mcp-fleet/store';
+import { getServer, keptHeaders, keptUrl } from '@mcp-fleet/store';
 import { redirect } from 'next/navigation';
 import { ControlError, control } from '../../lib/control';
 import { getDb } from '../../lib/db';
@@ -36,9 +37,9 @@ export async function detectProtocol(input: {
   const refused = await writeRefusal();
   if (refused) return { ok: false, error: refused };
   try {
-    const headers = await resolveHeaders(input.headers, input.url, input.serverId);
+    const { url, headers } = await resolveCredentials(input.url, input.headers, input.serverId);
     const detection = await control<Extract<DetectAnswer, { ok: true }>['detection']>('POST', '/api/detect', {
-      url: input.url,
+      url,
       headers,
     });
     return { ok: true, detection };
@@ -66,9 +67,9 @@ export async function saveServer(form: ServerForm): Promise<{ ok: false; error: 
   if (refused) return { ok: false, error: refused };
   let id = form.id;
   try {
-    const headers = await resolveHeaders(form.headers, form.url, form.id);
+    const { url, headers } = await resolveCredentials(form.url, form.headers, form.id);
     const common = {
-      url: form.url.trim(),
+      url,
       headers,
       regions: form.regions.length ? form.regions : null,
       ...(form.interval.trim() ? { interval: form.interval.trim() } : {}),
@@ -102,39 +103,23 @@ export async function saveServer(form: ServerForm): Promise<{ ok: false; error: 
 }
 
 /**
- * Blank values take the stored ones, but only toward the stored URL's origin: a stored credential
- * is never sent to a host it was not given for.
+ * The URL and headers to send: a masked URL part or a blank header value takes the stored one,
+ * but only toward the stored URL's origin (store's kept-credentials, the rule control's API
+ * follows too): a stored credential is never sent to a host it was not given for.
  */
-async function resolveHeaders(
+async function resolveCredentials(
+  submittedUrl: string,
   headers: HeaderInput[],
-  url: string,
   serverId: string | undefined,
-): Promise<Record<string, string>> {
+): Promise<{ url: string; headers: Record<string, string> }> {
   const server = serverId ? await getServer(await getDb(), serverId) : null;
-  const sameOrigin = server !== null && origin(server.url) !== null && origin(server.url) === origin(url);
-  const stored = sameOrigin ? server.headers : {};
-  const out: Record<string, string> = {};
+  const url = keptUrl(server, submittedUrl.trim());
+  const given: Record<string, string | null> = {};
   for (const h of headers) {
     const name = h.name.trim();
-    if (!name) continue;
-    const value = h.value !== '' ? h.value : stored[name];
-    if (value === undefined)
-      throw new Error(
-        server && !sameOrigin
-          ? `header ${name}: enter its value again (stored credentials are only sent to ${origin(server.url)})`
-          : `header ${name}: enter a value`,
-      );
-    out[name] = value;
+    if (name) given[name] = h.value !== '' ? h.value : null;
   }
-  return out;
-}
-
-function origin(url: string): string | null {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return null;
-  }
+  return { url, headers: keptHeaders(server, url, given).headers };
 }
 
 function message(err: unknown): string {

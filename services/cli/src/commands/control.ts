@@ -47,7 +47,8 @@ export async function controlCommand(args: string[], out: (s: string) => void): 
   const log = createLogger('mcp-fleet-control');
   let fleet = null;
   try {
-    if (values.fleet) fleet = await loadFleetFile(values.fleet);
+    // Control reads its own fleet file: `${NAME}` comes from control's environment.
+    if (values.fleet) fleet = await loadFleetFile(values.fleet, env);
   } catch (err) {
     if (err instanceof FleetFileError) {
       process.stderr.write(`mcp-fleet: ${err.message}\n`);
@@ -92,7 +93,7 @@ export async function controlCommand(args: string[], out: (s: string) => void): 
   );
   const reload = () => {
     if (!values.fleet) return;
-    loadFleetFile(values.fleet)
+    loadFleetFile(values.fleet, env)
       .then((f) => control.apply(f))
       .catch((err) => log.error({ err: (err as Error).message }, 'fleet file not applied'));
   };

@@ -87,7 +87,8 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
   };
   try {
     if (values.fleet) {
-      fleet = await loadFleetFile(values.fleet);
+      // `up` reads its own fleet file: `${NAME}` comes from its environment.
+      fleet = await loadFleetFile(values.fleet, env);
     } else {
       sim = await startSim({ script: demoDrift() });
       const interval = positiveInt(values['demo-interval'], '--demo-interval', 15, 3_600);
@@ -161,7 +162,7 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
     // SIGHUP re-applies the fleet file.
     const reload = () => {
       if (!values.fleet) return;
-      loadFleetFile(values.fleet)
+      loadFleetFile(values.fleet, env)
         .then((f) => running.control?.apply(f))
         .catch((err) => log.error({ err: (err as Error).message }, 'fleet file not applied'));
     };
