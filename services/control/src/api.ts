@@ -329,7 +329,7 @@ export function createApi(ctx: ApiContext): Router {
           if (req.bodyKind === 'yaml' && typeof req.body === 'string')
             fleet = parseFleet(req.body, 'the fleet file sent', 'refuse');
           else if (typeof req.body === 'string')
-            throw new HttpError(400, 'a JSON body is the fleet as an object; send a fleet file as application/yaml');
+            throw new HttpError(415, 'a JSON body is the fleet as an object; send a fleet file as application/yaml');
           else fleet = fleetFromObject(req.body, 'the fleet sent');
         } catch (err) {
           if (err instanceof FleetFileError) throw new HttpError(400, err.message);
