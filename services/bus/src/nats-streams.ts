@@ -38,6 +38,10 @@ export type NatsNames = ReturnType<typeof natsNames>;
 
 const isApiError = (err: unknown, code: number) => err instanceof JetStreamApiError && err.code === code;
 
+/** The stream or the consumer asked for does not exist (yet). */
+export const isNotFound = (err: unknown) =>
+  isApiError(err, JetStreamApiCodes.StreamNotFound) || isApiError(err, JetStreamApiCodes.ConsumerNotFound);
+
 /** Create the stream, or bring its subjects and dedupe window up to date; retention and storage cannot change. */
 export async function upsertStream(jsm: JetStreamManager, name: string, subject: string, duplicateWindowMs: number) {
   const want: Partial<StreamConfig> & { name: string } = {
