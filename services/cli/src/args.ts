@@ -2,7 +2,7 @@
 // flags this simple); this file turns its strings into checked values with clear errors.
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { isRevision, REVISION_NAMES, type Revision, type RevisionChoice } from '@mcp-fleet/probe';
-import { AuthConfigError, withSecretFiles } from '@mcp-fleet/store';
+import { AuthConfigError, withSecretFiles } from '@mcp-fleet/store/api-tokens';
 import { UsageError } from './usage';
 
 export const COMMON_OPTIONS = {

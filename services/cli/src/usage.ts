@@ -28,6 +28,8 @@ Usage:
   mcp-fleet agent --region <name> [--concurrency N] [--metrics-port P] [--ack-wait ms]
                                        a regional probe agent (NATS_URL)
   mcp-fleet apply [--fleet mcp-fleet.yaml] [--api url]  send the fleet file to the running control
+  mcp-fleet secrets init --dir <dir> [--region <name>]... [--owner [<role>=]<uid>[:<gid>]]
+                                       generate what a compose stack needs where missing (0600)
 
 Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28.
 
