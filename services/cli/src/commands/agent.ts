@@ -1,6 +1,6 @@
 import { startAgent, startTracing } from '@mcp-fleet/agent';
 import { busOptionsFromEnv, createLogger, openBus } from '@mcp-fleet/bus';
-import { parse, positiveInt } from '../args';
+import { parse, positiveInt, secretEnv } from '../args';
 import { EXIT, UsageError } from '../usage';
 import { untilSignal } from './sim';
 
@@ -18,13 +18,16 @@ export async function agentCommand(args: string[], out: (s: string) => void): Pr
   if (positionals.length) throw new UsageError(`unexpected argument: ${positionals[0]}`);
   const region = values.region ?? process.env.MCP_FLEET_REGION;
   if (!region) throw new UsageError('agent needs --region <name> (or MCP_FLEET_REGION)');
-  const busOptions = busOptionsFromEnv(process.env);
+  // NATS_PASSWORD may come from a file (NATS_PASSWORD_FILE: a mounted secret).
+  const busOptions = busOptionsFromEnv(secretEnv());
   if (!busOptions.natsUrl)
     throw new UsageError(
       'a separate agent reaches control through NATS: set NATS_URL (mcp-fleet up runs agents in-process)',
     );
   const log = createLogger(`mcp-fleet-agent-${region}`);
-  const bus = await openBus({ ...busOptions, log });
+  // Streams and durables are control's: an agent's NATS user may only pull its region's jobs and
+  // publish its region's results and heartbeats (deploy/nats), so it waits for them to exist.
+  const bus = await openBus({ ...busOptions, log, declare: false });
   const tracing = startTracing({ serviceName: 'mcp-fleet-agent' });
   const agent = await startAgent({
     bus,
