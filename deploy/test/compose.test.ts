@@ -3,9 +3,9 @@
 // auth is on from the first start (the `secrets` service is run as compose would run it, and
 // control, the dashboard, the agents and NATS are started, or configured, from what it wrote).
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { busOptionsFromEnv, connectNatsBus, createLogger, type NatsBus } from '@mcp-fleet/bus';
 import { allowUnauthenticated, apiAuthFromEnv, assertSafeBind, isLoopbackHost, parseFleet } from '@mcp-fleet/control';
 import { type Sim, startSim, TARGET_NAMES } from '@mcp-fleet/fleet-sim';
@@ -15,37 +15,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { job, result } from '../../services/bus/test/fixtures';
 import { webAuthFromEnv } from '../../web/lib/auth-core';
-import { NATS_USERS, runCli } from './secrets-init';
+import {
+  agents,
+  compose,
+  composeOnDisk,
+  init,
+  initEntry,
+  initName,
+  interpolate,
+  read,
+  type Service,
+  services,
+} from './compose-file';
+import { NATS_USERS } from './secrets-init';
 import { envNamesReadByCode, REPO } from './source-env';
 
-interface Service {
-  image?: string;
-  build?: { context: string; dockerfile: string; target: string };
-  command?: string[];
-  entrypoint?: string[];
-  user?: string;
-  environment?: Record<string, string>;
-  networks?: string[];
-  volumes?: string[];
-  ports?: string[];
-  depends_on?: Record<string, { condition: string }>;
-  healthcheck?: { test: string[] };
-  profiles?: string[];
-  network_mode?: string;
-}
-
-const read = (path: string) => readFileSync(join(REPO, path), 'utf8');
-const compose = parse(read('docker-compose.yml'), { merge: true }) as {
-  services: Record<string, Service>;
-  volumes: Record<string, unknown>;
-  networks: Record<string, { internal?: boolean }>;
-};
-const services = compose.services;
 const ours = (s: Service) => s.image?.startsWith('mcp-fleet/') ?? false;
-const agents = Object.entries(services).filter(([, s]) => s.command?.[0] === 'agent');
-/** The service that runs `mcp-fleet secrets init`. */
-const initEntry = Object.entries(services).find(([, s]) => s.command?.[0] === 'secrets');
-const [initName, init]: [string, Service] = initEntry ?? ['secrets', { command: ['secrets', 'init', '--dir', '/none'] }];
 const dockerfile = read('Dockerfile');
 const stages = [...dockerfile.matchAll(/^FROM \S+ AS (\S+)$/gm)].map((m) => m[1]!);
 
@@ -249,78 +234,15 @@ describe('docker-compose.yml', () => {
 
   describe('auth on from the first start (the secrets service, run as compose runs it)', () => {
     let root: string;
-    /** The host directory of each named volume, as the secrets service lays them out. */
-    const volumeDirs = new Map<string, string>();
-    let initDir: string;
+    let disk: ReturnType<typeof composeOnDisk>;
     const processes: ChildProcess[] = [];
     const buses: NatsBus[] = [];
-
-    /** Compose's interpolation of the forms the file uses: ${VAR}, ${VAR:-default} and $$. */
-    const interpolate = (value: string, dotenv: Record<string, string>) =>
-      value.replace(/\$\$|\$\{(\w+)(?::-([^}]*))?\}|\$/g, (m, name?: string, fallback?: string) => {
-        if (m === '$$') return '$';
-        if (!name) throw new Error(`an interpolation form this test does not know: ${value}`);
-        return dotenv[name] || fallback || '';
-      });
-
-    /** Where a path inside a service's container is on this machine: through its longest mount. */
-    function hostPath(service: Service, path: string): string {
-      let best: { target: string; source: string } | undefined;
-      for (const v of service.volumes ?? []) {
-        const [source, target] = v.split(':') as [string, string];
-        if ((path === target || path.startsWith(`${target}/`)) && target.length > (best?.target.length ?? -1))
-          best = { target, source: source.startsWith('./') ? join(REPO, source) : volumeDirs.get(source)! };
-      }
-      if (!best?.source) throw new Error(`${path} is on no mount this test knows`);
-      return join(best.source, path.slice(best.target.length));
-    }
-
-    /** A service's environment as its process sees it: interpolated, `_FILE` paths on this machine. */
-    function envOf(name: string, dotenv: Record<string, string> = {}): Record<string, string> {
-      const s = services[name]!;
-      return Object.fromEntries(
-        Object.entries(s.environment ?? {}).map(([k, v]) => {
-          const value = interpolate(String(v), dotenv);
-          return [k, /_FILE$/.test(k) ? hostPath(s, value) : value];
-        }),
-      );
-    }
-
-    /** Run the secrets service's command with `.env` values, its owners made this test's user. */
-    async function runInit(dotenv: Record<string, string> = {}) {
-      const args = init.command!.map((a) => interpolate(a, dotenv));
-      const uid = String(process.getuid?.() ?? 0);
-      for (let i = 0; i < args.length; i++)
-        if (args[i - 1] === '--owner') args[i] = args[i]!.replace(/\d+$/, uid);
-        else if (args[i - 1] === '--dir') args[i] = initDir;
-      return runCli(args, envOf(initName, dotenv));
-    }
-
-    /** Every file the secrets service wrote, relative path → content, mode. */
-    function written(): Record<string, { text: string; mode: number }> {
-      const out: Record<string, { text: string; mode: number }> = {};
-      const walk = (dir: string) => {
-        for (const e of readdirSync(dir, { withFileTypes: true })) {
-          const path = join(dir, e.name);
-          if (e.isDirectory()) walk(path);
-          else out[relative(initDir, path)] = { text: readFileSync(path, 'utf8'), mode: statSync(path).mode & 0o777 };
-        }
-      };
-      walk(initDir);
-      return out;
-    }
+    const hostPath = (service: Service, path: string) => disk.hostPath(service, path);
+    const envOf = (name: string, dotenv?: Record<string, string>) => disk.envOf(name, dotenv);
 
     beforeAll(() => {
       root = mkdtempSync(join(tmpdir(), 'mcp-fleet-compose-'));
-      // The secrets service's own mounts say where each role's volume lies within its --dir.
-      const args = init.command!;
-      const dirInContainer = args[args.indexOf('--dir') + 1]!;
-      initDir = join(root, 'secrets');
-      for (const v of init.volumes ?? []) {
-        const [source, target] = v.split(':') as [string, string];
-        expect(target === dirInContainer || target.startsWith(`${dirInContainer}/`), v).toBe(true);
-        volumeDirs.set(source, join(initDir, target.slice(dirInContainer.length)));
-      }
+      disk = composeOnDisk(root);
     });
 
     afterAll(async () => {
@@ -351,10 +273,10 @@ describe('docker-compose.yml', () => {
     });
 
     it('generates every secret once, 0600, and keeps it on the next start', async () => {
-      const first = await runInit();
+      const first = await disk.runInit();
       expect(first.stderr).toBe('');
       expect(first.code).toBe(0);
-      const files = written();
+      const files = disk.written();
       expect(Object.keys(files).length).toBeGreaterThan(20);
       for (const [path, { mode }] of Object.entries(files)) expect(mode, path).toBe(0o600);
       // The secrets service passes exactly the secrets it knows from .env: no more, no fewer.
@@ -365,10 +287,10 @@ describe('docker-compose.yml', () => {
         for (const [k, path] of Object.entries(envOf(name)))
           if (k.endsWith('_FILE') || k.endsWith('__FILE'))
             expect(existsSync(path), `${name}: ${k} → ${s.environment![k]}`).toBe(true);
-      const second = await runInit();
+      const second = await disk.runInit();
       expect(second.code).toBe(0);
       expect(second.stdout).toContain('generated none');
-      expect(written()).toEqual(files);
+      expect(disk.written()).toEqual(files);
     });
 
     it('lets a value set in .env win, and gives the services that value', async () => {
@@ -377,7 +299,7 @@ describe('docker-compose.yml', () => {
         MCP_FLEET_ADMIN_TOKEN: 'my-own-admin-token-0123456789abcdef',
         GRAFANA_ADMIN_PASSWORD: 'my own grafana password',
       };
-      const run = await runInit(dotenv);
+      const run = await disk.runInit(dotenv);
       expect(run.stderr).toBe('');
       for (const v of Object.values(dotenv)) expect(run.stdout).not.toContain(v);
       const web = withSecretFiles(envOf('web'));
@@ -387,7 +309,7 @@ describe('docker-compose.yml', () => {
       expect(readFileSync(envOf('grafana').GF_SECURITY_ADMIN_PASSWORD__FILE!, 'utf8')).toBe(
         dotenv.GRAFANA_ADMIN_PASSWORD,
       );
-      for (const [path, { mode }] of Object.entries(written())) expect(mode, path).toBe(0o600);
+      for (const [path, { mode }] of Object.entries(disk.written())) expect(mode, path).toBe(0o600);
     });
 
     it('runs no service with auth off beyond loopback: control and the dashboard start with auth on', () => {
@@ -459,7 +381,7 @@ describe('docker-compose.yml', () => {
       const monitor = args.indexOf('-m');
       args[monitor + 1] = String(await freePort());
       const child = spawn(shell!, [flag!, mapped, argv0!, ...args, '-a', '127.0.0.1', '-p', String(port)], {
-        env: { PATH: '/usr/sbin:/usr/bin:/bin' },
+        env: { PATH: '/usr/sbin:/usr/bin:/bin' } as unknown as NodeJS.ProcessEnv,
         stdio: ['ignore', 'ignore', 'pipe'],
       });
       processes.push(child);

@@ -23,7 +23,7 @@ export interface InitRun {
 export async function runCli(args: string[], env: Record<string, string> = {}): Promise<InitRun> {
   try {
     const { stdout, stderr } = await run(process.execPath, [join(REPO, 'services/cli/bin/mcp-fleet.js'), ...args], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env } as unknown as NodeJS.ProcessEnv,
       timeout: 60_000,
     });
     return { code: 0, stdout, stderr };
