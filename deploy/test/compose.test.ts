@@ -1,34 +1,36 @@
 // docker-compose.yml, checked without a Docker engine: every image, build, port, volume and config
-// file it names exists and agrees with the services' own defaults and with the other config files.
-import { existsSync, readFileSync } from 'node:fs';
+// file it names exists and agrees with the services' own defaults and with the other config files;
+// auth is on from the first start (the `secrets` service is run as compose would run it, and
+// control, the dashboard, the agents and NATS are started, or configured, from what it wrote).
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseFleet } from '@mcp-fleet/control';
+import { busOptionsFromEnv, connectNatsBus, createLogger, type NatsBus } from '@mcp-fleet/bus';
+import { allowUnauthenticated, apiAuthFromEnv, assertSafeBind, isLoopbackHost, parseFleet } from '@mcp-fleet/control';
 import { type Sim, startSim, TARGET_NAMES } from '@mcp-fleet/fleet-sim';
+import { loadKeyring, withSecretFiles } from '@mcp-fleet/store';
+import { freePort } from '@mcp-fleet/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { job, result } from '../../services/bus/test/fixtures';
+import { webAuthFromEnv } from '../../web/lib/auth-core';
+import {
+  agents,
+  compose,
+  composeOnDisk,
+  init,
+  initEntry,
+  initName,
+  interpolate,
+  read,
+  type Service,
+  services,
+} from './compose-file';
+import { NATS_USERS } from './secrets-init';
 import { envNamesReadByCode, REPO } from './source-env';
 
-interface Service {
-  image?: string;
-  build?: { context: string; dockerfile: string; target: string };
-  command?: string[];
-  environment?: Record<string, string>;
-  volumes?: string[];
-  ports?: string[];
-  depends_on?: Record<string, { condition: string }>;
-  healthcheck?: { test: string[] };
-  profiles?: string[];
-  network_mode?: string;
-}
-
-const read = (path: string) => readFileSync(join(REPO, path), 'utf8');
-const compose = parse(read('docker-compose.yml'), { merge: true }) as {
-  services: Record<string, Service>;
-  volumes: Record<string, unknown>;
-};
-const services = compose.services;
 const ours = (s: Service) => s.image?.startsWith('mcp-fleet/') ?? false;
-const agents = Object.entries(services).filter(([, s]) => s.command?.[0] === 'agent');
 const dockerfile = read('Dockerfile');
 const stages = [...dockerfile.matchAll(/^FROM \S+ AS (\S+)$/gm)].map((m) => m[1]!);
 
@@ -121,7 +123,8 @@ describe('docker-compose.yml', () => {
 
   it('sets only environment our code reads, binding to all interfaces inside the container', () => {
     const known = envNamesReadByCode();
-    for (const [name, s] of Object.entries(services).filter(([, s]) => ours(s)))
+    // (The secrets service takes the secrets' own names: checked against what it writes, below.)
+    for (const [name, s] of Object.entries(services).filter(([, s]) => ours(s) && s !== init))
       for (const key of Object.keys(s.environment ?? {})) expect(known, `${name}: ${key}`).toContain(key);
     expect(services.control!.environment!.MCP_FLEET_API_HOST).toBe('0.0.0.0');
     for (const [, s] of agents) expect(s.environment!.MCP_FLEET_AGENT_HOST).toBe('0.0.0.0');
@@ -167,6 +170,270 @@ describe('docker-compose.yml', () => {
     ))
       expect(s.environment!.OTEL_EXPORTER_OTLP_ENDPOINT).toBe(`http://otel-collector:${otlpHttpPort}`);
     for (const e of Object.values(collector.exporters)) expect(services).toHaveProperty(e.endpoint.split(':')[0]!);
+  });
+
+  it('keeps Prometheus, Grafana and Postgres closed: no lifecycle API, no default password, no anonymous access', () => {
+    const prometheus = services.prometheus!.command ?? [];
+    for (const flag of ['--web.enable-lifecycle', '--web.enable-admin-api', '--web.enable-remote-write-receiver'])
+      expect(
+        prometheus.some((a) => a.startsWith(flag)),
+        flag,
+      ).toBe(false);
+    const grafana = services.grafana!.environment!;
+    expect(grafana).not.toHaveProperty('GF_SECURITY_ADMIN_PASSWORD');
+    expect(grafana.GF_SECURITY_ADMIN_PASSWORD__FILE).toMatch(/^\/run\//);
+    expect(grafana.GF_AUTH_ANONYMOUS_ENABLED).toBe('false');
+    expect(grafana.GF_USERS_ALLOW_SIGN_UP).toBe('false');
+    expect(services.postgres!.environment).not.toHaveProperty('POSTGRES_PASSWORD');
+    expect(services.postgres!.environment!.POSTGRES_PASSWORD_FILE).toMatch(/^\/run\//);
+    // No secret has a default anywhere in the file: every ${VAR:-default} defaults to nothing.
+    const text = read('docker-compose.yml');
+    expect([...text.matchAll(/\$\{(\w+):-([^}]*)\}/g)].filter((m) => m[2] !== '').map((m) => m[0])).toEqual([]);
+    expect(text).not.toMatch(/ALLOW_UNAUTHENTICATED/);
+  });
+
+  it('keeps agents off Postgres, the dashboard, Alertmanager and Grafana, and Postgres to control and the dashboard', () => {
+    const nets = (name: string) => new Set(services[name]!.networks ?? []);
+    const share = (a: string, b: string) => [...nets(a)].some((n) => nets(b).has(n));
+    for (const [agent] of agents) {
+      for (const other of ['postgres', 'web', 'alertmanager', 'grafana', 'jaeger'])
+        expect(share(agent, other), `${agent} and ${other}`).toBe(false);
+      // What it needs: NATS, the collector, the scraper, and a way out to the servers it probes.
+      for (const other of ['nats', 'otel-collector', 'prometheus']) expect(share(agent, other), other).toBe(true);
+      expect(
+        [...nets(agent)].some((n) => !compose.networks[n]?.internal),
+        `${agent} reaches out`,
+      ).toBe(true);
+    }
+    const withPostgres = Object.keys(services).filter((n) => n !== 'postgres' && share(n, 'postgres'));
+    expect(withPostgres.sort()).toEqual(['control', 'web']);
+    // Everything a service talks to shares a network with it.
+    for (const [a, b] of [
+      ['control', 'nats'],
+      ['control', 'postgres'],
+      ['web', 'control'],
+      ['web', 'postgres'],
+      ['prometheus', 'control'],
+      ['prometheus', 'alertmanager'],
+      ['grafana', 'prometheus'],
+      ['grafana', 'jaeger'],
+      ['otel-collector', 'jaeger'],
+    ])
+      expect(share(a!, b!), `${a} and ${b}`).toBe(true);
+    // A published port needs a network that is not internal; every network used is declared.
+    for (const [name, s] of Object.entries(services)) {
+      for (const n of s.networks ?? []) expect(compose.networks, `${name}: ${n}`).toHaveProperty(n);
+      if (s.ports?.length)
+        expect(
+          (s.networks ?? []).some((n) => !compose.networks[n]?.internal),
+          name,
+        ).toBe(true);
+    }
+    expect(init.network_mode).toBe('none');
+  });
+
+  describe('auth on from the first start (the secrets service, run as compose runs it)', () => {
+    let root: string;
+    let disk: ReturnType<typeof composeOnDisk>;
+    const processes: ChildProcess[] = [];
+    const buses: NatsBus[] = [];
+    const hostPath = (service: Service, path: string) => disk.hostPath(service, path);
+    const envOf = (name: string, dotenv?: Record<string, string>) => disk.envOf(name, dotenv);
+
+    beforeAll(() => {
+      root = mkdtempSync(join(tmpdir(), 'mcp-fleet-compose-'));
+      disk = composeOnDisk(root);
+    });
+
+    afterAll(async () => {
+      await Promise.all(buses.map((b) => b.close().catch(() => {})));
+      for (const p of processes) p.kill('SIGKILL');
+      if (root) rmSync(root, { recursive: true, force: true });
+    });
+
+    it('runs before everything that reads a secret, alone with the secrets volume, as root only to chown', () => {
+      expect(initEntry, 'a service runs `mcp-fleet secrets init`').toBeDefined();
+      expect(init.image).toBe('mcp-fleet/mcp-fleet:0.1.0');
+      expect(init.command!.slice(0, 2)).toEqual(['secrets', 'init']);
+      // Every agent's region gets its NATS user; files go to our images' user (node, 1000) and Grafana's (472).
+      const regions = init.command!.filter((_, i, a) => a[i - 1] === '--region').sort();
+      expect(regions).toEqual(agents.map(([, s]) => s.command![2]).sort());
+      expect(init.command!.filter((_, i, a) => a[i - 1] === '--owner').sort()).toEqual(['1000', 'grafana=472']);
+      expect(init.user).toBe('0:0');
+      for (const [name, s] of Object.entries(services)) {
+        const mounts = (s.volumes ?? []).map((v) => v.split(':')[0]!);
+        const secretVolumes = mounts.filter((m) => m.startsWith('secrets'));
+        if (s === init) continue;
+        // The master copies are the secrets service's alone; a role's volume is mounted read-only.
+        expect(secretVolumes, name).not.toContain('secrets');
+        for (const v of (s.volumes ?? []).filter((x) => x.startsWith('secrets-'))) expect(v, name).toMatch(/:ro$/);
+        if (secretVolumes.length)
+          expect(s.depends_on?.[initName]?.condition, name).toBe('service_completed_successfully');
+      }
+    });
+
+    it('generates every secret once, 0600, and keeps it on the next start', async () => {
+      const first = await disk.runInit();
+      expect(first.stderr).toBe('');
+      expect(first.code).toBe(0);
+      const files = disk.written();
+      expect(Object.keys(files).length).toBeGreaterThan(20);
+      for (const [path, { mode }] of Object.entries(files)) expect(mode, path).toBe(0o600);
+      // The secrets service passes exactly the secrets it knows from .env: no more, no fewer.
+      const names = Object.keys(files).filter((f) => !f.includes('/') && f !== 'MCP_FLEET_SECRET_KEY_PREVIOUS');
+      expect(Object.keys(init.environment!).sort()).toEqual([...names, 'MCP_FLEET_SECRET_KEY_PREVIOUS'].sort());
+      // Every file a service is pointed at exists (its role's volume holds it).
+      for (const [name, s] of Object.entries(services))
+        for (const [k, path] of Object.entries(envOf(name)))
+          if (k.endsWith('_FILE') || k.endsWith('__FILE'))
+            expect(existsSync(path), `${name}: ${k} → ${s.environment![k]}`).toBe(true);
+      const second = await disk.runInit();
+      expect(second.code).toBe(0);
+      expect(second.stdout).toContain('generated none');
+      expect(disk.written()).toEqual(files);
+    });
+
+    it('lets a value set in .env win, and gives the services that value', async () => {
+      const dotenv = {
+        MCP_FLEET_WEB_PASSWORD: 'my own dashboard password',
+        MCP_FLEET_ADMIN_TOKEN: 'my-own-admin-token-0123456789abcdef',
+        GRAFANA_ADMIN_PASSWORD: 'my own grafana password',
+      };
+      const run = await disk.runInit(dotenv);
+      expect(run.stderr).toBe('');
+      for (const v of Object.values(dotenv)) expect(run.stdout).not.toContain(v);
+      const web = withSecretFiles(envOf('web'));
+      expect(web.MCP_FLEET_WEB_PASSWORD).toBe(dotenv.MCP_FLEET_WEB_PASSWORD);
+      expect(web.MCP_FLEET_API_TOKEN).toBe(dotenv.MCP_FLEET_ADMIN_TOKEN);
+      expect(withSecretFiles(envOf('control')).MCP_FLEET_ADMIN_TOKEN).toBe(dotenv.MCP_FLEET_ADMIN_TOKEN);
+      expect(readFileSync(envOf('grafana').GF_SECURITY_ADMIN_PASSWORD__FILE!, 'utf8')).toBe(
+        dotenv.GRAFANA_ADMIN_PASSWORD,
+      );
+      for (const [path, { mode }] of Object.entries(disk.written())) expect(mode, path).toBe(0o600);
+    });
+
+    it('runs no service with auth off beyond loopback: control and the dashboard start with auth on', () => {
+      const problems: string[] = [];
+      for (const [name, s] of Object.entries(services)) {
+        const all = [...Object.entries(s.environment ?? {}).flat(), ...(s.command ?? []), ...(s.entrypoint ?? [])];
+        if (all.some((x) => /ALLOW_UNAUTHENTICATED/.test(String(x)))) problems.push(`${name} turns auth off`);
+      }
+      expect(problems).toEqual([]);
+      for (const [name, s] of Object.entries(services).filter(([, x]) => x.command?.[0] === 'control')) {
+        const env = envOf(name);
+        const flag = s.command!.indexOf('--host');
+        const host = flag >= 0 ? s.command![flag + 1]! : (env.MCP_FLEET_API_HOST ?? '127.0.0.1');
+        const auth = apiAuthFromEnv(env);
+        expect(auth.enabled, name).toBe(true);
+        expect(auth.counts).toEqual({ admin: 1, read: 1 });
+        // What `mcp-fleet control` checks before it starts: it would refuse an open API beyond loopback.
+        expect(isLoopbackHost(host)).toBe(false);
+        expect(() =>
+          assertSafeBind({
+            what: name,
+            host,
+            authEnabled: auth.enabled,
+            allowUnauthenticated: allowUnauthenticated(env),
+            how: '',
+          }),
+        ).not.toThrow();
+        expect(() =>
+          assertSafeBind({
+            what: name,
+            host,
+            authEnabled: false,
+            allowUnauthenticated: allowUnauthenticated(env),
+            how: '',
+          }),
+        ).toThrow(/no authentication/);
+        // The credentials key, and the database password for a URL without one.
+        expect(loadKeyring({ env })).not.toBeNull();
+        expect(new URL(env.DATABASE_URL!).password).toBe('');
+        expect(withSecretFiles(env).PGPASSWORD).toBe(
+          readFileSync(hostPath(services.postgres!, services.postgres!.environment!.POSTGRES_PASSWORD_FILE!), 'utf8'),
+        );
+      }
+      // The dashboard (its image listens on all interfaces): signing in is required, with the password
+      // or an API token, and its own token for control is control's admin token.
+      const webEnv = withSecretFiles(envOf('web'));
+      const web = webAuthFromEnv(webEnv);
+      expect(web.enabled).toBe(true);
+      expect(web.login(webEnv.MCP_FLEET_WEB_PASSWORD!)).toBe('admin');
+      expect(web.login(webEnv.MCP_FLEET_READ_TOKEN!)).toBe('read');
+      expect(web.login('')).toBeNull();
+      expect(apiAuthFromEnv(envOf('control')).identify(webEnv.MCP_FLEET_API_TOKEN!)).toBe('admin');
+      expect(loadKeyring({ env: envOf('web') })?.id).toBe(loadKeyring({ env: envOf('control') })?.id);
+    });
+
+    it('starts NATS with its entrypoint, and control and each agent connect as their own users: the pipeline runs', async () => {
+      // The nats service's entrypoint and command, its mounts on this machine, its ports free ones on loopback.
+      const nats = services.nats!;
+      const [shell, flag, script, argv0] = nats.entrypoint!.map((a) => interpolate(a, {}));
+      const mapped = script!.replace(/\/run\/mcp-fleet/g, hostPath(nats, '/run/mcp-fleet'));
+      const store = join(root, 'nats-data');
+      mkdirSync(store);
+      const port = await freePort();
+      const args = nats.command!.map((a, i, all) => {
+        if (all[i - 1] === '-c') return hostPath(nats, a);
+        if (all[i - 1] === '-sd') return store;
+        return a;
+      });
+      const monitor = args.indexOf('-m');
+      args[monitor + 1] = String(await freePort());
+      const child = spawn(shell!, [flag!, mapped, argv0!, ...args, '-a', '127.0.0.1', '-p', String(port)], {
+        env: { PATH: '/usr/sbin:/usr/bin:/bin' } as unknown as NodeJS.ProcessEnv,
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      processes.push(child);
+      let log = '';
+      child.stderr!.on('data', (d: Buffer) => {
+        log += d.toString();
+      });
+      const deadline = Date.now() + 20_000;
+      while (!log.includes('Server is ready')) {
+        if (child.exitCode !== null || Date.now() > deadline) throw new Error(`nats did not start: ${log}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const url = `nats://127.0.0.1:${port}`;
+      const open = async (name: string, declare: boolean) => {
+        const opts = busOptionsFromEnv(withSecretFiles(envOf(name)));
+        const bus = await connectNatsBus({
+          ...opts,
+          servers: url,
+          declare,
+          log: createLogger(name, 'silent'),
+        });
+        buses.push(bus);
+        return { bus, user: opts.user };
+      };
+      const control = await open('control', true);
+      expect(control.user).toBe(NATS_USERS.control);
+      await control.bus.ensure(agents.map(([, s]) => s.command![2]!));
+      for (const [name, s] of agents) {
+        const region = s.command![2]!;
+        const agent = await open(name, false);
+        expect(agent.user, name).toBe(NATS_USERS.agent(region));
+        const got: string[] = [];
+        const sub = agent.bus.consumeJobs(
+          region,
+          async (d) => {
+            got.push(d.value.jobId);
+            await agent.bus.publishResult(result(region, { jobId: d.value.jobId }));
+            await d.ack();
+          },
+          { concurrency: 1 },
+        );
+        const sent = job(region);
+        await control.bus.publishJob(sent);
+        const until = Date.now() + 20_000;
+        while (!got.includes(sent.jobId)) {
+          if (Date.now() > until) throw new Error(`${name} never got its job`);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        await sub.stop();
+      }
+      expect(log).not.toMatch(/Violation/);
+    });
   });
 
   describe('the demo fleet', () => {

@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { parseFleet } from '@mcp-fleet/control';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
+import { NATS_USERS } from './secrets-init';
 
 const run = promisify(execFile);
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -551,6 +552,43 @@ describe('Kubernetes manifests (kubectl kustomize deploy/k8s/overlays/*)', () =>
         }
       }
     expect(problems).toEqual([]);
+  });
+
+  it("connects control and each region's agents to NATS as their own users, the ones deploy/nats defines", async () => {
+    const account = readFileSync(join(ROOT, 'deploy', 'nats', 'mcp-fleet-account.conf'), 'utf8');
+    /** A user's password variable in the account, or undefined when it has no such user. */
+    const passwordOf = (user: string) => account.match(new RegExp(`user: ${user}\\n\\s*password: \\$(\\w+)\\n`))?.[1];
+    const secretValue = (r: Rendered, ref: KeyRef | undefined) => {
+      const o = ref && find(r, 'Secret', ref.name);
+      const raw =
+        o?.stringData?.[ref!.key] ?? (o?.data?.[ref!.key] && Buffer.from(o.data[ref!.key]!, 'base64').toString());
+      return raw;
+    };
+    const problems: string[] = [];
+    const users = new Set<string>();
+    for (const r of rendered)
+      for (const d of deploymentsOf(r))
+        for (const c of d.spec.template.spec.containers) {
+          const role = roleOf(c);
+          if (role !== 'control' && role !== 'agent') continue;
+          const where = `${r.overlay}: ${d.metadata.name}`;
+          const want = role === 'control' ? NATS_USERS.control : NATS_USERS.agent(regionOf(c) ?? '?');
+          const user = secretValue(r, c.env?.find((e) => e.name === 'NATS_USER')?.valueFrom?.secretKeyRef);
+          if (user !== want) problems.push(`${where}: NATS_USER is ${user}, not ${want}`);
+          if (!passwordOf(want)) problems.push(`${where}: deploy/nats has no user ${want}`);
+          users.add(want);
+          // The account's subjects and streams are the default namespace's.
+          const ns = envLiteral(c, 'MCP_FLEET_NATS_NAMESPACE');
+          if (ns !== undefined && ns !== 'mcpfleet') problems.push(`${where}: namespace ${ns}, not mcpfleet`);
+        }
+    expect(problems).toEqual([]);
+    expect(users.size).toBe(3);
+    // deploy/nats, for the operator's NATS: the account file as it is, and one password per user.
+    const nats = await render(join(ROOT, 'deploy', 'nats'));
+    expect(nats.find((o) => o.kind === 'ConfigMap')?.data?.['mcp-fleet-account.conf']).toBe(account);
+    const variables = [...account.matchAll(/password: \$(\w+)/g)].map((m) => m[1]);
+    expect([...keysOf(nats.find((o) => o.kind === 'Secret'))].sort()).toEqual(variables.sort());
+    expect(variables.sort()).toEqual([...users].map((u) => passwordOf(u)).sort());
   });
 
   it('runs every container as non-root, without privileges or capabilities, with resource requests', () => {

@@ -1,6 +1,7 @@
 // The environment variables our code reads, found in its source: deploy files may set only these.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { SECRET_FILE_VARIABLES } from '@mcp-fleet/store/api-tokens';
 
 export const REPO = join(import.meta.dirname, '..', '..');
 
@@ -8,7 +9,8 @@ export const REPO = join(import.meta.dirname, '..', '..');
 const NEXT_READS = ['PORT', 'HOSTNAME', 'NODE_ENV', 'NEXT_TELEMETRY_DISABLED'];
 
 export function envNamesReadByCode(): Set<string> {
-  const names = new Set(NEXT_READS);
+  // Each secret's file, read through store's withSecretFiles (the names are built, not written out).
+  const names = new Set([...NEXT_READS, ...SECRET_FILE_VARIABLES.map((n) => `${n}_FILE`)]);
   const roots = ['services', 'web/app', 'web/lib', 'web/index.ts'].map((r) => join(REPO, r));
   const patterns = [
     /\benv\.([A-Z][A-Z0-9_]+)/g,

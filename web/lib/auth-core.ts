@@ -13,7 +13,7 @@
 // (or a random key made when the process starts) and the credentials, so changing a password ends
 // the sessions it opened.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { AuthConfigError, type Scope, SecretSet, tokensFromEnv } from '@mcp-fleet/store/api-tokens';
+import { AuthConfigError, type Scope, SecretSet, tokensFromEnv, withSecretFiles } from '@mcp-fleet/store/api-tokens';
 import { allowedHostsFromEnv, type HeaderSource, requestRefusal } from '@mcp-fleet/store/request-guard';
 
 export { AuthConfigError, type Scope };
@@ -93,7 +93,7 @@ export function webAuth(): WebAuth {
   const g = globalThis as unknown as Record<symbol, { auth?: WebAuth; error?: Error } | undefined>;
   if (!g[KEY]) {
     try {
-      g[KEY] = { auth: webAuthFromEnv(process.env) };
+      g[KEY] = { auth: webAuthFromEnv(withSecretFiles(process.env)) };
     } catch (err) {
       g[KEY] = { error: err as Error };
     }

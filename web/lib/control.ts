@@ -1,6 +1,7 @@
 // Control's API, for the changes the dashboard makes: the control plane owns the fleet, its
 // target policy and the rule that a pinned test is run once before it is saved.
 import 'server-only';
+import { secretFromEnv } from '@mcp-fleet/store/api-tokens';
 import { shared } from './shared';
 
 export function apiUrl(): string {
@@ -14,7 +15,7 @@ export function apiUrl(): string {
  * over, on its own it is MCP_FLEET_API_TOKEN. Sent only from here, server side; never to a browser.
  */
 function apiToken(): string | undefined {
-  return shared().apiToken ?? (process.env.MCP_FLEET_API_TOKEN?.trim() || undefined);
+  return shared().apiToken ?? (secretFromEnv('MCP_FLEET_API_TOKEN', process.env)?.trim() || undefined);
 }
 
 export class ControlError extends Error {

@@ -3,7 +3,15 @@
 // a delivery whose handler threw.
 import type { BusStats, Delivery, Handler } from './bus';
 import type { Logger } from './log';
-import { type Job, JobSchema, parseMessage, type Result, ResultSchema } from './messages';
+import {
+  type Heartbeat,
+  HeartbeatSchema,
+  type Job,
+  JobSchema,
+  parseMessage,
+  type Result,
+  ResultSchema,
+} from './messages';
 import { nakBackoff } from './options';
 
 export type Decoded<T> = { ok: true; value: T } | { ok: false; error: string };
@@ -17,8 +25,31 @@ export function decodeJob(region: string, data: Uint8Array | string): Decoded<Jo
   return parsed;
 }
 
-export function decodeResult(data: Uint8Array | string): Decoded<Result> {
-  return parseMessage(ResultSchema, data);
+/** The region a subject ends in (`<namespace>.results.<region>`, `….heartbeats.<region>`). */
+export const subjectRegion = (subject: string) => subject.slice(subject.lastIndexOf('.') + 1);
+
+/**
+ * A result must also name the region of the subject it was published on. NATS permissions let an
+ * agent publish only on its own region's subjects (deploy/nats): the subject is who sent it, and
+ * a body claiming another region is an agent speaking for a region it does not run in.
+ */
+export function decodeResult(data: Uint8Array | string, subject?: string): Decoded<Result> {
+  return sameRegion(parseMessage(ResultSchema, data), subject, 'result');
+}
+
+/** A heartbeat likewise: an agent cannot report another region's agents alive. */
+export function decodeHeartbeat(data: Uint8Array | string, subject?: string): Decoded<Heartbeat> {
+  return sameRegion(parseMessage(HeartbeatSchema, data), subject, 'heartbeat');
+}
+
+function sameRegion<T extends { region: string }>(parsed: Decoded<T>, subject: string | undefined, what: string) {
+  if (parsed.ok && subject !== undefined && parsed.value.region !== subjectRegion(subject)) {
+    return {
+      ok: false,
+      error: `region: a ${what} for ${parsed.value.region} on the ${subjectRegion(subject)} subject`,
+    } as const;
+  }
+  return parsed;
 }
 
 /** The transport's side of settling one delivery. */

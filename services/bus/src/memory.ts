@@ -7,6 +7,7 @@ import type { Bus, ConsumeOptions, Handler, Subscription } from './bus';
 import {
   type Context,
   type Decoded,
+  decodeHeartbeat,
   decodeJob,
   decodeResult,
   emptyStats,
@@ -24,7 +25,6 @@ import {
   HeartbeatSchema,
   type Job,
   JobSchema,
-  parseMessage,
   type Result,
   ResultSchema,
   subjects,
@@ -62,7 +62,7 @@ interface Worker<T> {
 
 interface Queue<T> {
   consumer: string;
-  decode: (data: string | Uint8Array) => Decoded<T>;
+  decode: (data: string | Uint8Array, subject: string) => Decoded<T>;
   ready: Message[];
   workers: Worker<T>[];
   /** Round robin over the workers, so agents of a region share the work. */
@@ -249,7 +249,7 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): MemoryBus {
         if (current()) arm();
       },
     };
-    const decoded = queue.decode(message.data);
+    const decoded = queue.decode(message.data, message.subject);
     if (!decoded.ok) {
       void terminatePoison(decoded.error, origin, settle, ctx);
       return;
@@ -294,8 +294,8 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): MemoryBus {
     };
   }
 
-  function receiveHeartbeat(data: string | Uint8Array) {
-    const parsed = parseMessage(HeartbeatSchema, data);
+  function receiveHeartbeat(subject: string, data: string | Uint8Array) {
+    const parsed = decodeHeartbeat(data, subject);
     if (!parsed.ok) {
       stats.poison++;
       log.warn({ consumer: 'heartbeats', error: parsed.error }, 'poison heartbeat dropped');
@@ -358,8 +358,8 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): MemoryBus {
 
     async publishHeartbeat(heartbeat) {
       assertOpen();
-      const { data } = encodeMessage(HeartbeatSchema, heartbeat, 'heartbeat');
-      queueMicrotask(() => receiveHeartbeat(data));
+      const { value, data } = encodeMessage(HeartbeatSchema, heartbeat, 'heartbeat');
+      queueMicrotask(() => receiveHeartbeat(names.heartbeats(value.region), data));
     },
 
     onHeartbeat(handler) {
@@ -379,7 +379,7 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): MemoryBus {
       }
       if (kind === 'jobs') enqueue(jobQueue(region), subject, data);
       else if (kind === 'results') enqueue(results, subject, data);
-      else if (kind === 'heartbeats') queueMicrotask(() => receiveHeartbeat(data));
+      else if (kind === 'heartbeats') queueMicrotask(() => receiveHeartbeat(subject, data));
       else throw new TypeError(`no queue for subject ${subject}`);
     },
 

@@ -2,27 +2,16 @@
 // validated at both ends: a message that fails validation is poison (terminated, counted, logged).
 import { BOUNDS, OUTCOME_NAMES, REVISION_NAMES, REVISIONS } from '@mcp-fleet/probe';
 import { z } from 'zod';
+import { REGION_PATTERN, REGION_RULE } from './region';
 
 const revision = z.enum(REVISION_NAMES as [string, ...string[]]);
 const outcome = z.enum(OUTCOME_NAMES as [string, ...string[]]);
-const region = z
-  .string()
-  .max(63)
-  .regex(
-    /^[a-z0-9][a-z0-9-]{0,62}$/,
-    'a region is lower-case letters, digits and dashes (it is part of a NATS subject)',
-  );
+const region = z.string().max(63).regex(REGION_PATTERN, REGION_RULE);
 
 /** A region name: it is a token of NATS subjects and consumer names. */
 export const RegionSchema = region;
 
-/** Throws when a region name could not be a subject token. */
-export function assertRegion(name: string): string {
-  const parsed = region.safeParse(name);
-  if (!parsed.success)
-    throw new TypeError(`invalid region ${JSON.stringify(name)}: ${parsed.error.issues[0]?.message}`);
-  return parsed.data;
-}
+export { assertRegion } from './region';
 
 export const JobSchema = z.object({
   /** Deterministic per (test or server, region, slot): the dedupe key end to end. */

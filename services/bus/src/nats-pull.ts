@@ -25,7 +25,8 @@ export interface PullOptions<T> {
   open(): Promise<Consumer>;
   /** Forget what open() knew (the consumer may have to be declared again). */
   reset(): void;
-  decode(data: Uint8Array): Decoded<T>;
+  /** Decode a message; `subject` is the one it was published on (results: the sender's region). */
+  decode(data: Uint8Array, subject: string): Decoded<T>;
   handler: Handler<T>;
   concurrency: number;
   ctx: Context;
@@ -74,7 +75,7 @@ export function pull<T>(opts: PullOptions<T>): Subscription {
       msg.nak();
       return;
     }
-    const decoded = opts.decode(msg.data);
+    const decoded = opts.decode(msg.data, msg.subject);
     if (!decoded.ok) {
       void terminatePoison(decoded.error, origin, settle, ctx);
       return;

@@ -40,6 +40,10 @@ export type NatsNames = ReturnType<typeof natsNames>;
 
 const isApiError = (err: unknown, code: number) => err instanceof JetStreamApiError && err.code === code;
 
+/** The stream or the consumer asked for does not exist (yet). */
+export const isNotFound = (err: unknown) =>
+  isApiError(err, JetStreamApiCodes.StreamNotFound) || isApiError(err, JetStreamApiCodes.ConsumerNotFound);
+
 /** How long a message may wait and how many one subject holds (the oldest goes first). */
 export interface StreamLimits {
   maxAgeMs: number;

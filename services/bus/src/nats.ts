@@ -8,13 +8,14 @@ import {
   credsAuthenticator,
   type NatsConnection,
   type Subscription as NatsSubscription,
+  nanos,
 } from '@nats-io/transport-node';
 import type { Bus, ConsumeOptions, Subscription } from './bus';
-import { type Context, decodeJob, decodeResult, emptyStats } from './delivery';
+import { type Context, decodeHeartbeat, decodeJob, decodeResult, emptyStats } from './delivery';
 import { createLogger, type Logger } from './log';
-import { assertRegion, encodeMessage, HeartbeatSchema, JobSchema, parseMessage, ResultSchema } from './messages';
+import { assertRegion, encodeMessage, HeartbeatSchema, JobSchema, ResultSchema } from './messages';
 import { pull } from './nats-pull';
-import { type NatsNames, natsNames, upsertConsumer, upsertStream } from './nats-streams';
+import { isNotFound, type NatsNames, natsNames, upsertConsumer, upsertStream } from './nats-streams';
 import { BUS_DEFAULTS, jobLimits, type QueueOptions } from './options';
 
 export interface NatsCredentials {
@@ -33,6 +34,13 @@ export interface NatsBusOptions extends QueueOptions, NatsCredentials {
   namespace?: string;
   /** Connection name shown by the server (`nats server report connections`). */
   name?: string;
+  /**
+   * Whether this process declares the streams and durable consumers (control, and one-process
+   * setups: the default), or only uses what control declared (an agent: its NATS user has no right
+   * to create, change or delete them, see deploy/nats). Without it, a missing durable is waited
+   * for (retried, one log line) and nothing is ever created, updated or deleted.
+   */
+  declare?: boolean;
 }
 
 export interface NatsBus extends Bus {
@@ -57,6 +65,10 @@ export function natsConnectionOptions(opts: NatsBusOptions): ConnectionOptions {
     pingInterval: 10_000,
   };
   if (opts.user !== undefined) options.user = opts.user;
+  // Replies (JetStream acks, pulled messages, API answers) come to inboxes under the user's own
+  // prefix, so a NATS user may subscribe to its own replies only (`_INBOX.<user>.>` in deploy/nats)
+  // and never to another user's: jobs carry credentials to the agents of each region.
+  if (opts.user !== undefined && /^[A-Za-z0-9_-]+$/.test(opts.user)) options.inboxPrefix = `_INBOX.${opts.user}`;
   if (opts.pass !== undefined) options.pass = opts.pass;
   if (opts.token !== undefined) options.token = opts.token;
   if (opts.credsFile) {
@@ -83,6 +95,7 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<NatsBus> {
   const limits = jobLimits(opts);
   const stats = emptyStats();
   const ctx: Context = { log, stats, nakBackoffMs: opts.nakBackoffMs ?? BUS_DEFAULTS.nakBackoffMs };
+  const declares = opts.declare ?? true;
 
   const nc = await connect(natsConnectionOptions(opts));
   const js = jetstream(nc);
@@ -116,18 +129,22 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<NatsBus> {
       await upsertStream(jsm, names.resultsStream, names.allResults, duplicateWindowMs);
     });
   const jobsDurable = (region: string, settings = durable, update = false) =>
-    once(`jobs:${region}:${update ? `${settings.ackWaitMs}:${settings.maxDeliver}` : 'exists'}`, async () => {
-      await streams();
-      await upsertConsumer(jsm, names.jobsStream, names.jobsConsumer(region), names.jobs(region), settings, update);
-    });
+    !declares
+      ? Promise.resolve()
+      : once(`jobs:${region}:${update ? `${settings.ackWaitMs}:${settings.maxDeliver}` : 'exists'}`, async () => {
+          await streams();
+          await upsertConsumer(jsm, names.jobsStream, names.jobsConsumer(region), names.jobs(region), settings, update);
+        });
   // Results are never dropped after max deliveries: ingest naks only what the database could not
   // take (poison is terminated), so a result waits out a database outage of any length.
   const ingestDurable = (settings = durable, update = false) =>
-    once(`ingest:${update ? `${settings.ackWaitMs}` : 'exists'}`, async () => {
-      await streams();
-      const unlimited = { ...settings, maxDeliver: -1, maxDeliverFixed: true };
-      await upsertConsumer(jsm, names.resultsStream, names.ingestConsumer, undefined, unlimited, update);
-    });
+    !declares
+      ? Promise.resolve()
+      : once(`ingest:${update ? `${settings.ackWaitMs}` : 'exists'}`, async () => {
+          await streams();
+          const unlimited = { ...settings, maxDeliver: -1, maxDeliverFixed: true };
+          await upsertConsumer(jsm, names.resultsStream, names.ingestConsumer, undefined, unlimited, update);
+        });
   const forget = () => declared.clear();
   // A declaration in flight when the connection drops is never answered: forget it, so callers
   // after the reconnect declare again instead of waiting for its timeout.
@@ -145,6 +162,7 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<NatsBus> {
       } catch (err) {
         forget();
         if (!streamIsGone(err)) throw err;
+        if (!declares) throw new Error(`no stream takes ${subject} yet: waiting for control to declare it`);
         await declare();
         return js.publish(subject, data, { msgID });
       }
@@ -171,6 +189,8 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<NatsBus> {
    * whose delete succeeds counts it.
    */
   function watchMaxDeliveries(stream: string, consumer: string) {
+    // Deleting is control's (an agent's NATS user may not delete from a stream).
+    if (!declares) return;
     const subject = `$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.${stream}.${consumer}`;
     if (advisories.has(subject)) return;
     const sub = nc.subscribe(subject, {
@@ -216,6 +236,32 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<NatsBus> {
     return { settings, update: settingsChosen || consume.ackWaitMs !== undefined };
   }
 
+  /**
+   * The durable to pull from: declared first when this process declares, else looked up as
+   * control declared it (a missing one is an error the pull loop logs once and retries).
+   */
+  const noticed = new Set<string>();
+  async function durableConsumer(stream: string, consumer: string, ackWaitMs: number, chosen: boolean) {
+    let found: Consumer;
+    try {
+      found = await js.consumers.get(stream, consumer);
+    } catch (err) {
+      if (declares || !isNotFound(err)) throw err;
+      throw new Error(`durable ${consumer} on stream ${stream} does not exist yet: waiting for control to declare it`);
+    }
+    if (!declares && chosen && !noticed.has(consumer)) {
+      const have = (await found.info(true)).config.ack_wait;
+      if (have !== nanos(ackWaitMs)) {
+        noticed.add(consumer);
+        log.warn(
+          { consumer, ackWaitMs: (have ?? 0) / 1e6, chosenAckWaitMs: ackWaitMs },
+          "the durable's ack wait is control's to set; this process's is not applied",
+        );
+      }
+    }
+    return found;
+  }
+
   const bus: NatsBus = {
     kind: 'nats',
     connection: nc,
@@ -223,7 +269,10 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<NatsBus> {
 
     async ensure(list) {
       assertOpen();
+      if (!declares) throw new Error('this bus only uses what control declares (declare: false)');
       for (const region of list) regions.add(assertRegion(region));
+      // Jobs that reach max deliveries are deleted here too: agents may not delete them.
+      for (const region of list) watchMaxDeliveries(names.jobsStream, names.jobsConsumer(region));
       await streams();
       await Promise.all([
         ...list.map((region) => jobsDurable(region, durable, settingsChosen)),
@@ -256,7 +305,7 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<NatsBus> {
           open: () =>
             whileConnected(link, async (): Promise<Consumer> => {
               await jobsDurable(region, settings, update);
-              return js.consumers.get(names.jobsStream, consumer);
+              return durableConsumer(names.jobsStream, consumer, settings.ackWaitMs, update);
             }),
           reset: forget,
           decode: (data) => decodeJob(region, data),
@@ -286,7 +335,7 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<NatsBus> {
           open: () =>
             whileConnected(link, async () => {
               await ingestDurable(settings, update);
-              return js.consumers.get(names.resultsStream, names.ingestConsumer);
+              return durableConsumer(names.resultsStream, names.ingestConsumer, settings.ackWaitMs, update);
             }),
           reset: forget,
           decode: decodeResult,
@@ -308,7 +357,7 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<NatsBus> {
       const sub = nc.subscribe(names.allHeartbeats, {
         callback: (err, msg) => {
           if (err) return;
-          const parsed = parseMessage(HeartbeatSchema, msg.data);
+          const parsed = decodeHeartbeat(msg.data, msg.subject);
           if (!parsed.ok) {
             stats.poison++;
             log.warn({ consumer: 'heartbeats', subject: msg.subject, error: parsed.error }, 'poison heartbeat dropped');

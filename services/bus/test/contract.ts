@@ -11,7 +11,7 @@ export interface Harness {
   peer(bus: Bus): Promise<Bus>;
   /** Publish bytes on a subject without the bus's validation, as a foreign publisher could. */
   raw(bus: Bus, subject: string, data: string): Promise<void>;
-  subjects: { jobs(region: string): string; results(region: string): string };
+  subjects: { jobs(region: string): string; results(region: string): string; heartbeats(region: string): string };
 }
 
 export function busContract(name: string, harness: Harness) {
@@ -481,6 +481,42 @@ export function busContract(name: string, harness: Harness) {
       await sub.stop();
       expect(deliveries).toEqual([0, 1, 2, 3, 4]);
       expect(bus.stats().dropped).toBe(0);
+    });
+
+    it("drops a result or heartbeat whose region is not its subject's: an agent speaks only for its own region", async () => {
+      const { bus, lines } = await open();
+      const [own, other] = [freshRegion(), freshRegion()];
+      await bus.ensure([own, other]);
+      const results: string[] = [];
+      const sub = bus.consumeResults(
+        async (d) => {
+          if (d.value.region === own || d.value.region === other) results.push(`${d.value.region} ${d.value.jobId}`);
+          await d.ack();
+        },
+        { concurrency: 1 },
+      );
+      const beats: string[] = [];
+      const hb = bus.onHeartbeat((h) => beats.push(h.region));
+      await sleep(100); // a core NATS subscription reaches the server asynchronously
+      // Sent on the own region's subjects (all its NATS user may publish on), claiming the other region.
+      await harness.raw(bus, harness.subjects.results(own), JSON.stringify(result(other)));
+      await harness.raw(bus, harness.subjects.heartbeats(own), JSON.stringify(heartbeat(other)));
+      const good = result(own);
+      await bus.publishResult(good);
+      await bus.publishHeartbeat(heartbeat(own));
+      await waitFor(() => results.length === 1 && beats.includes(own), 10_000, 'the honest result and heartbeat');
+      await sleep(500);
+      await sub.stop();
+      await hb.stop();
+      expect(results).toEqual([`${own} ${good.jobId}`]);
+      expect(beats.filter((r) => r === own || r === other)).toEqual([own]);
+      const refused = lines()
+        .filter((l) => String(l.error).startsWith('region:'))
+        .map((l) => l.error);
+      expect(refused.sort()).toEqual([
+        `region: a heartbeat for ${other} on the ${own} subject`,
+        `region: a result for ${other} on the ${own} subject`,
+      ]);
     });
 
     it('fans heartbeats out to every listener', async () => {

@@ -6,7 +6,7 @@ import { connect, type NatsConnection, nanos } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Bus, connectNatsBus, type NatsBus, type NatsBusOptions, natsNames, subjects } from '../src';
 import { busContract } from './contract';
-import { capturedLogger, freshRegion, job, sleep, waitFor } from './fixtures';
+import { capturedLogger, freshRegion, job, result, sleep, waitFor } from './fixtures';
 
 const SERVERS = process.env.NATS_TEST_URL ?? '127.0.0.1:4222';
 const namespace = `t${randomBytes(4).toString('hex')}`;
@@ -34,9 +34,10 @@ afterAll(async () => {
 busContract('nats', {
   open,
   peer: async (bus) => open(optionsOf.get(bus)!),
-  // Straight into the stream, around the bus's validation.
+  // Straight into the stream (heartbeats: core NATS), around the bus's validation.
   raw: async (_bus, subject, data) => {
-    await jetstream(raw).publish(subject, data);
+    if (subject.includes('.heartbeats.')) raw.publish(subject, data);
+    else await jetstream(raw).publish(subject, data);
   },
   subjects: subjects(namespace),
 });
@@ -183,6 +184,49 @@ describe('nats bus declarations', () => {
       }
     } finally {
       for (const stream of [first.names.jobsStream, first.names.resultsStream])
+        await jsm.streams.delete(stream).catch(() => false);
+    }
+  });
+
+  it("an agent's bus (declare: false) creates nothing: it waits for control's durable, saying so once, then pulls", async () => {
+    const ns = `${namespace}ag`;
+    const agentLog = capturedLogger();
+    const agent = await open({ log: agentLog.log, namespace: ns, declare: false });
+    const jsm = await jetstreamManager(raw);
+    const region = freshRegion();
+    const seen: string[] = [];
+    const sub = agent.consumeJobs(
+      region,
+      async (d) => {
+        seen.push(d.value.jobId);
+        await d.ack();
+      },
+      { concurrency: 1, ackWaitMs: 7_000 },
+    );
+    try {
+      await expect(agent.ensure([region])).rejects.toThrow('this bus only uses what control declares');
+      await expect(agent.publishResult(result(region))).rejects.toThrow(
+        `no stream takes ${ns}.results.${region} yet: waiting for control to declare it`,
+      );
+      await waitFor(() => agentLog.text().includes('waiting for control to declare it'), 10_000, 'the waiting line');
+      await sleep(1_500); // a few retries
+      expect(agentLog.lines().filter((l) => l.msg === 'pulling failed; retrying')).toHaveLength(1);
+      for (const stream of [agent.names.jobsStream, agent.names.resultsStream])
+        await expect(jsm.streams.info(stream)).rejects.toThrow(/stream not found/);
+      // Control declares (with its own ack wait): the agent finds the durable and takes the job,
+      // saying once that the ack wait it asked for is not the durable's.
+      const control = await open({ log: capturedLogger().log, namespace: ns });
+      await control.ensure([region]);
+      const sent = job(region);
+      await control.publishJob(sent);
+      await waitFor(() => seen.includes(sent.jobId), 20_000, 'the job');
+      expect((await jsm.consumers.info(agent.names.jobsStream, `jobs-${region}`)).config.ack_wait).toBe(nanos(60_000));
+      expect(agentLog.lines().filter((l) => l.msg?.toString().includes("ack wait is control's"))).toHaveLength(1);
+      await control.close();
+    } finally {
+      await sub.stop();
+      await agent.close();
+      for (const stream of [agent.names.jobsStream, agent.names.resultsStream])
         await jsm.streams.delete(stream).catch(() => false);
     }
   });

@@ -1,27 +1,21 @@
 // The mcp-fleet command: one verb per file under commands/.
-import { agentCommand } from './commands/agent';
-import { applyCommand } from './commands/apply';
-import { benchCommand } from './commands/bench';
-import { controlCommand } from './commands/control';
-import { demoCommand } from './commands/demo';
-import { detectCommand } from './commands/detect';
-import { handshakeCommand } from './commands/handshake';
-import { simCommand } from './commands/sim';
-import { upCommand } from './commands/up';
 import { EXIT, USAGE, UsageError } from './usage';
 
 type Command = (args: string[], out: (s: string) => void) => Promise<number>;
 
-const COMMANDS: Record<string, Command> = {
-  detect: detectCommand,
-  handshake: handshakeCommand,
-  bench: benchCommand,
-  sim: simCommand,
-  demo: demoCommand,
-  up: upCommand,
-  control: controlCommand,
-  agent: agentCommand,
-  apply: applyCommand,
+// Each verb's module is loaded only when it runs: `secrets init` or `apply` need not load the
+// probe, the agent's tracing or Next.js (a start in a second instead of several on a busy machine).
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  detect: async () => (await import('./commands/detect')).detectCommand,
+  handshake: async () => (await import('./commands/handshake')).handshakeCommand,
+  bench: async () => (await import('./commands/bench')).benchCommand,
+  sim: async () => (await import('./commands/sim')).simCommand,
+  demo: async () => (await import('./commands/demo')).demoCommand,
+  up: async () => (await import('./commands/up')).upCommand,
+  control: async () => (await import('./commands/control')).controlCommand,
+  agent: async () => (await import('./commands/agent')).agentCommand,
+  apply: async () => (await import('./commands/apply')).applyCommand,
+  secrets: async () => (await import('./commands/secrets')).secretsCommand,
 };
 
 export async function main(
@@ -36,7 +30,7 @@ export async function main(
   const command = COMMANDS[verb];
   try {
     if (!command) throw new UsageError(`unknown command "${verb}"`);
-    return await command(rest, out);
+    return await (await command())(rest, out);
   } catch (err) {
     if (err instanceof UsageError) {
       process.stderr.write(`mcp-fleet: ${err.message}\nRun "mcp-fleet help" for usage.\n`);

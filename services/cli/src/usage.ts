@@ -32,6 +32,8 @@ Usage:
   mcp-fleet apply [--fleet mcp-fleet.yaml] [--api url]
                                        check the fleet file, expand its \${NAME} from this
                                        environment, send it to the running control
+  mcp-fleet secrets init --dir <dir> [--region <name>]... [--owner [<role>=]<uid>[:<gid>]]
+                                       generate what a compose stack needs where missing (0600)
 
 Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28.
 

@@ -8,7 +8,7 @@
 // loopback rule for binds) is store's request-guard, also the dashboard's. No token is ever logged
 // or echoed: errors name the variable, never a value.
 import type { IncomingHttpHeaders } from 'node:http';
-import { AuthConfigError, checkToken, type Scope, SecretSet, tokensFromEnv } from '@mcp-fleet/store';
+import { AuthConfigError, checkToken, type Scope, SecretSet, tokensFromEnv, withSecretFiles } from '@mcp-fleet/store';
 
 export { AuthConfigError, MIN_TOKEN_LENGTH, type Scope, tokensFromEnv } from '@mcp-fleet/store';
 export {
@@ -120,9 +120,11 @@ export function bearerToken(header: string | undefined): string | null {
 /**
  * Tokens from the environment: `MCP_FLEET_API_TOKENS` (comma-separated `scope:token`),
  * `MCP_FLEET_ADMIN_TOKEN`, `MCP_FLEET_READ_TOKEN`, and `MCP_FLEET_METRICS_TOKEN` for /metrics.
- * Each at least 32 characters, no spaces or commas; one token cannot hold two scopes.
+ * Each at least 32 characters, no spaces or commas; one token cannot hold two scopes. Each single
+ * token may come from a file instead (`MCP_FLEET_ADMIN_TOKEN_FILE`, …: store's withSecretFiles).
  */
-export function apiAuthFromEnv(env: Record<string, string | undefined> = process.env): ApiAuth {
+export function apiAuthFromEnv(given: Record<string, string | undefined> = process.env): ApiAuth {
+  const env = withSecretFiles(given);
   const tokens = tokensFromEnv(env);
   const metricsToken = env.MCP_FLEET_METRICS_TOKEN?.trim() || undefined;
   if (metricsToken) {

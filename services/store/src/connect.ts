@@ -11,6 +11,7 @@ import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import pg from 'pg';
+import { withSecretFiles } from './api-tokens';
 import { type Keyring, loadKeyring, useKeyring } from './credentials';
 import type { Db } from './db';
 import * as schema from './schema';
@@ -72,7 +73,8 @@ export function embeddedKeyFile(dataDir: string): string {
 }
 
 export async function openStore(opts: StoreOptions = {}): Promise<Store> {
-  const env = opts.env ?? process.env;
+  // PGPASSWORD and MCP_FLEET_SECRET_KEY_PREVIOUS may come from files (`<VAR>_FILE`, mounted secrets).
+  const env = withSecretFiles(opts.env ?? process.env);
   return opts.databaseUrl
     ? openPostgres(opts.databaseUrl, opts, env)
     : openPglite(opts.dataDir ?? DEFAULT_DATA_DIR, opts, env);
@@ -155,8 +157,10 @@ async function openPostgres(
 ): Promise<Store> {
   const keyring = settleKeyring(opts, env, undefined);
   const where = describeUrl(rawUrl);
-  const secret = passwordOf(rawUrl);
-  const { url, tls } = postgresConnection(rawUrl, env);
+  // A URL without a password takes PGPASSWORD (or the file PGPASSWORD_FILE names), as libpq does.
+  const fromEnv = passwordOf(rawUrl) === undefined ? env.PGPASSWORD || undefined : undefined;
+  const secret = passwordOf(rawUrl) ?? fromEnv;
+  const { url, tls } = postgresConnection(fromEnv ? withPassword(rawUrl, fromEnv) : rawUrl, env);
   const pool = new pg.Pool({
     connectionString: url,
     // No TLS settings anywhere: say so, rather than let pg read PGSSLMODE from another environment.
@@ -334,6 +338,17 @@ function describeUrl(url: string): string {
     return `${host}:${u.port || '5432'}${u.pathname && u.pathname !== '/' ? u.pathname : ''}`;
   } catch {
     return 'the DATABASE_URL (not a valid URL)';
+  }
+}
+
+/** The URL with a password (pg takes a connection string's empty password over a `password` option). */
+function withPassword(url: string, password: string): string {
+  try {
+    const u = new URL(url);
+    u.password = encodeURIComponent(password);
+    return u.toString();
+  } catch {
+    return url; // not a URL: the connection fails with its own error
   }
 }
 

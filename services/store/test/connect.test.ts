@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createTcpServer } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
@@ -129,5 +130,46 @@ describe('connection errors', () => {
     );
     expect(err.message).toMatch(/does not exist/);
     expect(err.message).not.toContain('hunter2');
+  });
+
+  it('take the password of a URL without one from PGPASSWORD_FILE (a mounted secret), never printing it', async () => {
+    // A Postgres that asks for a cleartext password, keeps it, and refuses the login: the machine's
+    // own Postgres trusts every local login, so it could not tell which password was sent.
+    const sent: string[] = [];
+    const server = createTcpServer((socket) => {
+      let startup = true;
+      socket.on('data', (data) => {
+        if (startup) {
+          startup = false;
+          socket.write(Buffer.from([0x52, 0, 0, 0, 8, 0, 0, 0, 3])); // AuthenticationCleartextPassword
+          return;
+        }
+        if (data[0] === 0x70) sent.push(data.subarray(5, data.length - 1).toString('utf8')); // PasswordMessage
+        const fields = Buffer.from('SFATAL\0C28P01\0Mpassword authentication failed\0\0');
+        const header = Buffer.from([0x45, 0, 0, 0, 0]);
+        header.writeInt32BE(fields.length + 4, 1);
+        socket.end(Buffer.concat([header, fields]));
+      });
+      socket.on('error', () => {});
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as { port: number }).port;
+    const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-pgpass-'));
+    try {
+      const file = join(dir, 'PGPASSWORD');
+      writeFileSync(file, 'from-the-file-s3cret\n', { mode: 0o600 });
+      const err = (await openStore({
+        databaseUrl: `postgres://mcpfleet@127.0.0.1:${port}/mcpfleet?sslmode=disable`,
+        env: { PGPASSWORD_FILE: file },
+      }).catch((e: Error) => e)) as Error;
+      expect(err.message).toMatch(
+        /^cannot connect to Postgres at 127\.0\.0\.1:\d+\/mcpfleet: .*password authentication failed/,
+      );
+      expect(sent).toEqual(['from-the-file-s3cret']);
+      expect(err.message).not.toContain('s3cret');
+    } finally {
+      server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -5,7 +5,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { accepts, freePort } from './net';
 import { waitFor } from './wait';
 
@@ -18,6 +18,13 @@ export interface NatsServerOptions {
   config?: string;
   /** The URL's scheme and host: `tls://localhost` for a server whose certificate names localhost. */
   urlBase?: string;
+  /**
+   * A config file of the repository to include as it is, after listen and jetstream (a shipped
+   * config under test: its own includes resolve beside it, as in production).
+   */
+  include?: string;
+  /** More environment for nats-server (a config's `$VAR` references). */
+  env?: Record<string, string>;
 }
 
 export interface NatsServer {
@@ -29,6 +36,8 @@ export interface NatsServer {
   stop(signal?: 'SIGTERM' | 'SIGKILL'): Promise<void>;
   /** Kill it and remove its store. */
   close(): Promise<void>;
+  /** What the server logged (stderr) since it first started, e.g. its permission violations. */
+  log(): string;
 }
 
 export async function startNatsServer(opts: NatsServerOptions = {}): Promise<NatsServer> {
@@ -37,8 +46,14 @@ export async function startNatsServer(opts: NatsServerOptions = {}): Promise<Nat
   const store = join(dir, 'jetstream');
   mkdirSync(store);
   const conf = join(dir, 'nats.conf');
-  writeFileSync(conf, `listen: "127.0.0.1:${port}"\njetstream { store_dir: "${store}" }\n${opts.config ?? ''}\n`);
+  // nats-server resolves an include relative to the including file, even an absolute path.
+  const include = opts.include ? `include "${relative(dir, opts.include)}"\n` : '';
+  writeFileSync(
+    conf,
+    `listen: "127.0.0.1:${port}"\njetstream { store_dir: "${store}" }\n${include}${opts.config ?? ''}\n`,
+  );
   let child: ChildProcess | undefined;
+  let logged = '';
 
   const stop = async (signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM') => {
     const running = child;
@@ -53,7 +68,10 @@ export async function startNatsServer(opts: NatsServerOptions = {}): Promise<Nat
     port,
     async start() {
       if (child) throw new Error('nats-server is already running');
-      const started = spawn(NATS_SERVER_BIN, ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
+      const started = spawn(NATS_SERVER_BIN, ['-c', conf], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: { ...process.env, ...opts.env },
+      });
       child = started;
       // nats-server logs to stderr; the tail goes into any error about it.
       let stderr = '';
@@ -63,6 +81,7 @@ export async function startNatsServer(opts: NatsServerOptions = {}): Promise<Nat
       });
       started.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
         stderr = (stderr + chunk).slice(-2_000);
+        logged = (logged + chunk).slice(-1_000_000);
       });
       await waitFor(
         'nats-server to be ready',
@@ -80,6 +99,7 @@ export async function startNatsServer(opts: NatsServerOptions = {}): Promise<Nat
       await waitFor('nats-server to accept connections', () => accepts(port), 10_000);
     },
     stop,
+    log: () => logged,
     async close() {
       await stop('SIGKILL');
       rmSync(dir, { recursive: true, force: true });

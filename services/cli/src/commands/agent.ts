@@ -1,7 +1,7 @@
 import { startAgent, startTracing } from '@mcp-fleet/agent';
 import { busOptionsFromEnv, createLogger, openBus } from '@mcp-fleet/bus';
 import { describeRanges } from '@mcp-fleet/probe';
-import { parse, positiveInt } from '../args';
+import { parse, positiveInt, secretEnv } from '../args';
 import { probeFloor } from '../probe-floor';
 import { EXIT, UsageError } from '../usage';
 import { untilSignal } from './sim';
@@ -25,13 +25,16 @@ export async function agentCommand(args: string[], out: (s: string) => void): Pr
   if (!region) throw new UsageError('agent needs --region <name> (or MCP_FLEET_REGION)');
   // Where this agent's probes may go, whatever a job says: a job can narrow it, never widen it.
   const floor = probeFloor(process.env, { allow: values.allow, deny: values.deny, schemes: values.schemes });
-  const busOptions = busOptionsFromEnv(process.env);
+  // NATS_PASSWORD may come from a file (NATS_PASSWORD_FILE: a mounted secret).
+  const busOptions = busOptionsFromEnv(secretEnv());
   if (!busOptions.natsUrl)
     throw new UsageError(
       'a separate agent reaches control through NATS: set NATS_URL (mcp-fleet up runs agents in-process)',
     );
   const log = createLogger(`mcp-fleet-agent-${region}`);
-  const bus = await openBus({ ...busOptions, log });
+  // Streams and durables are control's: an agent's NATS user may only pull its region's jobs and
+  // publish its region's results and heartbeats (deploy/nats), so it waits for them to exist.
+  const bus = await openBus({ ...busOptions, log, declare: false });
   const tracing = startTracing({ serviceName: 'mcp-fleet-agent' });
   const agent = await startAgent({
     bus,

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { expandFleetFile, FleetFileError } from '@mcp-fleet/control';
-import { parse } from '../args';
+import { parse, secretEnv } from '../args';
 import { EXIT, UsageError } from '../usage';
 
 const OPTIONS = { fleet: { type: 'string' }, api: { type: 'string' } } as const;
@@ -30,10 +30,11 @@ export async function applyCommand(args: string[], out: (s: string) => void): Pr
     return EXIT.usage;
   }
   const api = values.api ?? `http://127.0.0.1:${process.env.MCP_FLEET_API_PORT ?? 7070}`;
+  // With API tokens on, applying needs an admin token: MCP_FLEET_API_TOKEN or the file
+  // MCP_FLEET_API_TOKEN_FILE names (never a flag, which `ps` shows).
+  const token = secretEnv().MCP_FLEET_API_TOKEN?.trim();
   let res: Response;
   try {
-    // With API tokens on, applying needs an admin token: MCP_FLEET_API_TOKEN (never a flag, which `ps` shows).
-    const token = process.env.MCP_FLEET_API_TOKEN?.trim();
     res = await fetch(`${api}/api/fleet`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },

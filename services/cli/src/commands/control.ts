@@ -12,7 +12,7 @@ import {
   startControl,
 } from '@mcp-fleet/control';
 import { CredentialsUnreadableError, openStore, SecretKeyError } from '@mcp-fleet/store';
-import { parse, positiveInt, retentionDays } from '../args';
+import { parse, positiveInt, retentionDays, secretEnv } from '../args';
 import { probeFloor } from '../probe-floor';
 import { EXIT, UsageError } from '../usage';
 import { untilSignal } from './sim';
@@ -23,7 +23,8 @@ const OPTIONS = { fleet: { type: 'string' }, host: { type: 'string' } } as const
 export async function controlCommand(args: string[], out: (s: string) => void): Promise<number> {
   const { values, positionals } = parse(args, OPTIONS);
   if (positionals.length) throw new UsageError(`unexpected argument: ${positionals[0]}`);
-  const env = process.env;
+  // Secrets may come from files (MCP_FLEET_ADMIN_TOKEN_FILE, NATS_PASSWORD_FILE, …: mounted secrets).
+  const env = secretEnv();
   const host = values.host ?? env.MCP_FLEET_API_HOST ?? '127.0.0.1';
   // Tokens and the address are checked before anything starts: a bad token or an open API beyond
   // loopback is a usage error, not a half-started control.
@@ -130,7 +131,7 @@ function configError(err: unknown): undefined {
 }
 
 /** API tokens from the environment; a bad one is a usage error naming the variable, never the value. */
-export function checkedApiAuth(env: NodeJS.ProcessEnv): ApiAuth {
+export function checkedApiAuth(env: Record<string, string | undefined>): ApiAuth {
   try {
     return apiAuthFromEnv(env);
   } catch (err) {

@@ -19,7 +19,7 @@ import { describeRanges } from '@mcp-fleet/probe';
 import { CredentialsUnreadableError, openStore, SecretKeyError, type Store } from '@mcp-fleet/store';
 import type { Dashboard } from '@mcp-fleet/web';
 import { webAuthFromEnv } from '@mcp-fleet/web/auth';
-import { parse, positiveInt, retentionDays } from '../args';
+import { parse, positiveInt, retentionDays, secretEnv } from '../args';
 import { demoDrift, demoFleetYaml } from '../demo-fleet';
 import { probeFloor } from '../probe-floor';
 import { columns } from '../table';
@@ -41,7 +41,7 @@ const OPTIONS = {
 export async function upCommand(args: string[], out: (s: string) => void): Promise<number> {
   const { values, positionals } = parse(args, OPTIONS);
   if (positionals.length) throw new UsageError(`unexpected argument: ${positionals[0]}`);
-  const env = process.env;
+  const env = secretEnv();
   const log = createLogger('mcp-fleet');
   const apiPort = positiveInt(env.MCP_FLEET_API_PORT, 'MCP_FLEET_API_PORT', 7070, 65_535);
   const agentPort = positiveInt(env.MCP_FLEET_AGENT_PORT, 'MCP_FLEET_AGENT_PORT', 7071, 65_535);
