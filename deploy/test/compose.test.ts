@@ -9,11 +9,13 @@ import { join } from 'node:path';
 import { busOptionsFromEnv, connectNatsBus, createLogger, type NatsBus } from '@mcp-fleet/bus';
 import { allowUnauthenticated, apiAuthFromEnv, assertSafeBind, isLoopbackHost, parseFleet } from '@mcp-fleet/control';
 import { type Sim, startSim, TARGET_NAMES } from '@mcp-fleet/fleet-sim';
+import { TargetPolicy } from '@mcp-fleet/probe';
 import { loadKeyring, withSecretFiles } from '@mcp-fleet/store';
 import { freePort } from '@mcp-fleet/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { job, result } from '../../services/bus/test/fixtures';
+import { probeFloor } from '../../services/cli/src/probe-floor';
 import { webAuthFromEnv } from '../../web/lib/auth-core';
 import {
   agents,
@@ -82,8 +84,10 @@ describe('docker-compose.yml', () => {
     }
     expect(dockerfile).toContain('ENTRYPOINT ["node", "services/cli/bin/mcp-fleet.js"]');
     expect(existsSync(join(REPO, 'services/cli/bin/mcp-fleet.js'))).toBe(true);
-    expect(existsSync(join(REPO, 'node_modules/next/dist/bin/next'))).toBe(true);
-    expect(dockerfile).toContain('"node_modules/next/dist/bin/next", "start", "web"');
+    // The dashboard runs behind its own server (the client address, anti-framing), never `next start`.
+    expect(dockerfile).toContain('CMD ["node", "web/bin/dashboard.js"]');
+    expect(existsSync(join(REPO, 'web/bin/dashboard.js'))).toBe(true);
+    expect(dockerfile).not.toMatch(/next\/dist\/bin\/next", "start"/);
     const ignore = read('.dockerignore').split('\n');
     for (const entry of ['**/node_modules', '**/.next', '.git']) expect(ignore).toContain(entry);
   });
@@ -463,6 +467,19 @@ describe('docker-compose.yml', () => {
       const sims = Object.values(services).filter((s) => s.command?.[0] === 'sim');
       expect(sims.map((s) => s.network_mode).sort()).toEqual(agents.map(([n]) => `service:${n}`).sort());
       for (const s of sims) expect(s.command).toEqual(['sim', '--port', '7400', '--drift']);
+    });
+
+    it("is within every agent's own probe floor (no job can reach further, so the demo needs it there)", () => {
+      const mount = services.control!.volumes!.find((v) => v.endsWith(':/etc/mcp-fleet/fleet.yaml:ro'))!;
+      const fleet = parseFleet(read(mount.split(':')[0]!), 'deploy/compose/fleet.yaml', {});
+      for (const [name, agent] of agents) {
+        // The floor as `mcp-fleet agent` reads it from the service's environment.
+        const floor = new TargetPolicy(probeFloor(agent.environment ?? {})).narrow(fleet.policy);
+        for (const server of fleet.servers)
+          expect(floor.refusesUrl(new URL(server.url)), `${name}: ${server.name}`).toBeUndefined();
+        // And no further than the demo needs: the metadata address stays refused.
+        expect(floor.refusesUrl(new URL('http://169.254.169.254/')), name).toBeDefined();
+      }
     });
   });
 });

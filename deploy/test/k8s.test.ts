@@ -4,7 +4,6 @@
 // references to ConfigMaps and Secrets, and the pod security settings.
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -31,10 +30,6 @@ const HOST_ENV: Partial<Record<Role, string>> = { control: 'MCP_FLEET_API_HOST',
 // Every variable a container may be given, with the file that reads it (checked below, so the list
 // cannot drift from the code). Control also gets the fleet file's ${NAME} header references.
 const BUS = 'services/bus/src/open.ts';
-const NEXT_BIN = join(
-  dirname(createRequire(join(ROOT, 'web', 'package.json')).resolve('next/package.json')),
-  'dist/bin/next',
-);
 const busReads = Object.fromEntries(
   ['NATS_URL', 'NATS_USER', 'NATS_PASSWORD', 'NATS_TOKEN', 'NATS_CREDS', 'NATS_CA', 'NATS_CERT', 'NATS_KEY'].map(
     (n) => [n, BUS],
@@ -66,7 +61,7 @@ const READS: Record<Role, Record<string, string>> = {
     LOG_LEVEL: 'services/bus/src/log.ts',
   },
   web: {
-    PORT: NEXT_BIN, // `next start -p` defaults to $PORT
+    PORT: 'web/serve.ts', // the dashboard's own server (web/bin/dashboard.js)
     DATABASE_URL: 'web/lib/db.ts',
     MCP_FLEET_API_URL: 'web/lib/control.ts',
     MCP_FLEET_API_PORT: 'web/lib/control.ts',

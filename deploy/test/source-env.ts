@@ -5,13 +5,13 @@ import { SECRET_FILE_VARIABLES } from '@mcp-fleet/store/api-tokens';
 
 export const REPO = join(import.meta.dirname, '..', '..');
 
-/** Read by Next.js itself when the dashboard runs under `next start`. */
+/** Read by Next.js itself (the dashboard's own server, web/serve.ts, hands requests to it). */
 const NEXT_READS = ['PORT', 'HOSTNAME', 'NODE_ENV', 'NEXT_TELEMETRY_DISABLED'];
 
 export function envNamesReadByCode(): Set<string> {
   // Each secret's file, read through store's withSecretFiles (the names are built, not written out).
   const names = new Set([...NEXT_READS, ...SECRET_FILE_VARIABLES.map((n) => `${n}_FILE`)]);
-  const roots = ['services', 'web/app', 'web/lib', 'web/index.ts'].map((r) => join(REPO, r));
+  const roots = ['services', 'web/app', 'web/lib', 'web/index.ts', 'web/serve.ts'].map((r) => join(REPO, r));
   const patterns = [
     /\benv\.([A-Z][A-Z0-9_]+)/g,
     /\benv\[['"]([A-Z][A-Z0-9_]+)['"]\]/g,
