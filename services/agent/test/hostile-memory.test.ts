@@ -73,7 +73,7 @@ function runChild(): Promise<{ lines: Line[]; code: number | null; stderr: strin
       const url = sim.target(name).url;
       // hostile-redirect-denied redirects to 127.0.0.2 on the port it is told: the listener's.
       const port = (deniedListener.address() as { port: number }).port;
-      return { name, url: name === 'hostile-redirect-denied' ? `${url}?port=${port}` : url };
+      return { name, url: name === 'hostile-redirect-denied' ? url.replace(/\/mcp$/, `/to/${port}/mcp`) : url };
     }),
     healthy: [
       { name: 'modern', url: sim.target('modern').url, revision: '2026-07-28' },

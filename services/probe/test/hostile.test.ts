@@ -55,7 +55,7 @@ afterAll(async () => {
 /** A target's URL; hostile-redirect-denied's names the listener's port for its redirect. */
 const url = (name: string) => {
   const base = fleet().target(name).url;
-  return name === 'hostile-redirect-denied' ? `${base}?port=${denied.port}` : base;
+  return name === 'hostile-redirect-denied' ? base.replace(/\/mcp$/, `/to/${denied.port}/mcp`) : base;
 };
 
 /** Per handshake run (the whole run) and per detection request. */
@@ -487,7 +487,7 @@ describe('what the hostile targets must not get away with', () => {
             .map((r) => r.path),
         ),
         name,
-      ).toEqual(new Set(['/mcp']));
+      ).toEqual(new Set([new URL(url(name)).pathname]));
       await dispatcher?.close();
     }
   });

@@ -2,6 +2,7 @@
 // them (the database's clock), never by an agent's own times; each server's newest detection, era
 // moves and test states stay; a pruned run leaves no dangling reference (checked in SQL); and a
 // database from before (old retention's dangling references, a future finished_at) migrates cleanly.
+import { randomUUID } from 'node:crypto';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -250,7 +251,10 @@ describe.each(BACKENDS)('the retention migration on %s', (name, make) => {
     const journal = JSON.parse(readFileSync(join(dir, 'meta', '_journal.json'), 'utf8')) as {
       entries: { tag: string }[];
     };
-    const at = journal.entries.findIndex((e) => e.tag.endsWith('_retention_receive_time'));
+    // The migration that brings runs their received_at, whatever it is named.
+    const at = journal.entries.findIndex((e) =>
+      /ADD COLUMN "received_at"/.test(readFileSync(join(dir, `${e.tag}.sql`), 'utf8')),
+    );
     expect(at).toBeGreaterThan(0);
     journal.entries = journal.entries.slice(0, at);
     writeFileSync(join(dir, 'meta', '_journal.json'), JSON.stringify(journal));
@@ -263,8 +267,12 @@ describe.each(BACKENDS)('the retention migration on %s', (name, make) => {
   });
 
   it('backfills received_at (never in the future) and clears the references the old retention left dangling', async () => {
-    const { server, tests } = await serverWithTests(store.db);
-    const test = tests[0]!;
+    // A server and its test as the old schema held them (the store's functions write today's columns).
+    const server = { id: randomUUID() };
+    const test = { id: randomUUID() };
+    await store.db.execute(sql`insert into servers (id, name, url, interval_ms, timeout_ms)
+      values (${server.id}, 'old-server', 'https://old.example.com/mcp', 60000, 10000)`);
+    await store.db.execute(sql`insert into tests (id, server_id, mode) values (${test.id}, ${server.id}, 'newest')`);
     // As the old schema stood: no received_at, no foreign keys; the old retention deleted run 1.
     const run = (id: number, finishedAt: Date) =>
       store.db.execute(sql`insert into runs (id, job_id, test_id, server_id, region, agent, mode, outcome, message,

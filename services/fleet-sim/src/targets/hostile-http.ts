@@ -332,21 +332,24 @@ export const hostileRedirectLoop: TargetDefinition = {
 
 /**
  * Where hostile-redirect-denied sends probes: 127.0.0.2, which a test's policy denies, on the port
- * the request's `?port=` names (a test's listener there counts connections), else its own port.
+ * a `/to/<port>` path prefix names (a test's listener there counts connections; in the path, since
+ * a query value is a credential the probe redacts), else its own port.
  */
 export const REDIRECT_DENIED_HOST = '127.0.0.2';
 
 export const hostileRedirectDenied: TargetDefinition = {
   name: 'hostile-redirect-denied',
   kind: 'odd',
-  description: `Every request: 307 to http://${REDIRECT_DENIED_HOST}:<?port= or its own port><path>, an address a policy can deny`,
+  description: `Every request: 307 to http://${REDIRECT_DENIED_HOST}:<port of a /to/<port> prefix, or its own><path>, an address a policy can deny`,
   async start(ctx) {
     let port = 0;
     const listener = await listenHttp(ctx.name, ctx.port, ctx.log, (req, res) => {
-      const asked = Number(queryParam(req, 'port'));
+      const path = pathOf(req);
+      const prefix = /^\/to\/(\d{1,5})(\/.*)?$/.exec(path);
+      const asked = Number(prefix?.[1]);
       const to = Number.isInteger(asked) && asked > 0 && asked < 65536 ? asked : port;
       sendText(res, 307, 'text/plain', 'Temporary Redirect', {
-        location: `http://${REDIRECT_DENIED_HOST}:${to}${pathOf(req)}`,
+        location: `http://${REDIRECT_DENIED_HOST}:${to}${prefix ? (prefix[2] ?? '/') : path}`,
       });
     });
     port = listener.port;
