@@ -17,7 +17,7 @@ import {
 } from '@mcp-fleet/bus';
 import { type NatsServer, startNatsServer } from '@mcp-fleet/testkit';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { heartbeat, job, result } from '../../services/bus/test/fixtures';
@@ -60,6 +60,13 @@ async function agentBus(region: string): Promise<NatsBus & { lines: string[] }> 
   });
   opened.push(bus);
   return Object.assign(bus, { lines });
+}
+
+/** The header that would make a message roll up (replace) every message of the stream before it. */
+function rollupAll() {
+  const h = headers();
+  h.set('Nats-Rollup', 'all');
+  return h;
 }
 
 /** A bare connection with an agent's credentials, as a compromised agent would have. */
@@ -293,6 +300,53 @@ describe('NATS permissions (deploy/nats) on a real nats-server', () => {
     await waitFor('the waiting job', () => ran.length === 1);
     await sub.stop();
     expect(ran).toEqual([waiting.jobId]);
+  });
+
+  it("lets no agent's credentials keep another region's result out: a message id, a job id or a rollup it sets", async () => {
+    const [own, other] = ['eu-west', 'us-east'];
+    const control = await controlBus();
+    await control.ensure(REGIONS);
+    const seen: string[] = [];
+    const ingest = control.consumeResults(
+      async (d) => {
+        seen.push(`${d.value.region} ${d.value.agent} ${d.value.jobId}`);
+        await d.ack();
+      },
+      { concurrency: 4 },
+    );
+    const before = violations().length;
+    // Job ids are predictable (hs.<test>.<region>.<slot>), and a test runs in every region.
+    const jobId = `hs.test-1.${other}.1700000000000`;
+    const nc = await agentConnection(own);
+    const js = jetstream(nc);
+    // Its own region's result, which its user may publish, carrying the other region's job id as
+    // the message id: NATS permissions bind the subject, never the headers.
+    const decoy = result(own, { agent: 'attacker' });
+    expect((await js.publish(control.names.results(own), JSON.stringify(decoy), { msgID: jobId })).duplicate).toBe(
+      false,
+    );
+    // The same through the bus as the agent opens it, the job id in the body.
+    const attacker = await agentBus(own);
+    await attacker.publishResult(result(own, { jobId, agent: 'attacker' }));
+    // A rollup would purge the subject (or the whole stream) it lands on: the results stream allows none.
+    const rollup = await js
+      .publish(control.names.results(own), JSON.stringify(result(own)), { headers: rollupAll() })
+      .then(
+        () => undefined,
+        (e: Error) => e,
+      );
+    expect(rollup?.message).toMatch(/rollup/i);
+
+    // Then the other region's agent publishes its real result, after all of the above.
+    const victim = await agentBus(other);
+    await victim.publishResult(result(other, { jobId, agent: 'victim' }));
+    const expected = [`${own} attacker ${decoy.jobId}`, `${own} attacker ${jobId}`, `${other} victim ${jobId}`];
+    await waitFor('every result at ingest', () => expected.every((e) => seen.includes(e)));
+    await new Promise((r) => setTimeout(r, 300));
+    await ingest.stop();
+    // All reach control's ingest, which rejects a job id that is not its result's own (services/control).
+    expect(seen.sort()).toEqual(expected.sort());
+    expect(violations().slice(before)).toEqual([]);
   });
 
   it("admits no one without the password of their own user: not an agent with another region's", async () => {

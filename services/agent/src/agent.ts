@@ -190,7 +190,8 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
       await fail(work, 'failed_publish', err);
       return;
     }
-    // Only now is the work safely handed on. If the ack is lost the job runs again; results are deduplicated by job id.
+    // Only now is the work safely handed on. If the ack is lost the job runs again, and its second
+    // result reaches ingest too: ingest writes one run per job id.
     await settle('ack', job, () => delivery.ack());
     work.state = 'done';
     metrics.job(work.kind, 'ok');

@@ -131,7 +131,7 @@ describe('jobs in, results out', () => {
     expect(h.results.filter((r) => r.jobId === job.jobId)).toHaveLength(1);
     expect(h.tracing.spans().filter((s) => s.name === 'mcp.handshake')).toHaveLength(1);
     expect(await h.bus.pending()).toMatchObject({ jobs: { [REGION]: 0 } });
-    expect(h.bus.stats()).toMatchObject({ resultsPublished: 1, resultsDeduplicated: 0, poison: 0 });
+    expect(h.bus.stats()).toMatchObject({ resultsPublished: 1, poison: 0 });
     expect(agent.inFlight()).toBe(0);
   });
 

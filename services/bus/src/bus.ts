@@ -38,8 +38,8 @@ export interface BusStats {
   dropped: number;
   jobsPublished: number;
   jobsDeduplicated: number;
+  /** Results are never deduplicated here: ingest counts a repeat of a job id (`mcp_ingest_total{result="duplicate"}`). */
   resultsPublished: number;
-  resultsDeduplicated: number;
 }
 
 export interface Bus {
@@ -50,7 +50,13 @@ export interface Bus {
   publishJob(job: Job): Promise<{ duplicate: boolean }>;
   /** Pull this region's jobs; every agent of the region shares one durable consumer. */
   consumeJobs(region: string, handler: Handler<Job>, opts: ConsumeOptions): Subscription;
-  publishResult(result: Result): Promise<{ duplicate: boolean }>;
+  /**
+   * Publish a result to its region's subject. Every publish reaches ingest, a second of the same
+   * job id too: a dedupe key any publisher could claim first would let one region's agent silence
+   * another's result. Ingest writes one run per job id (unique in the database), so a retried
+   * publish or a redelivery is harmless.
+   */
+  publishResult(result: Result): Promise<void>;
   /** Pull every region's results (control's ingest); one durable consumer. */
   consumeResults(handler: Handler<Result>, opts: ConsumeOptions): Subscription;
   publishHeartbeat(heartbeat: Heartbeat): Promise<void>;

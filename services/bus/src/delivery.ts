@@ -125,5 +125,5 @@ export async function runHandler<T>(handler: Handler<T>, delivery: TrackedDelive
 }
 
 export function emptyStats(): BusStats {
-  return { poison: 0, dropped: 0, jobsPublished: 0, jobsDeduplicated: 0, resultsPublished: 0, resultsDeduplicated: 0 };
+  return { poison: 0, dropped: 0, jobsPublished: 0, jobsDeduplicated: 0, resultsPublished: 0 };
 }

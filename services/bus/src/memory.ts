@@ -1,5 +1,6 @@
 // The in-process queue for one-machine mode and tests, with the NATS bus's semantics: one shared
-// work queue per region (and one for results), dedupe by job id within a window, ack/nak/term,
+// work queue per region (and one for results), jobs deduplicated by job id within a window (results
+// never: ingest's unique job id keeps one run per job), ack/nak/term,
 // redelivery after the ack wait, max deliveries, poison terminated before any handler sees it,
 // and the jobs stream's limits (a max age, a cap per region that discards the oldest).
 // Messages are stored serialized, as on the wire, and validated again when consumed.
@@ -96,9 +97,8 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): MemoryBus {
   const names = subjects(BUS_DEFAULTS.namespace);
   const jobQueues = new Map<string, Queue<Job>>();
   const results = newQueue<Result>('ingest', decodeResult);
-  // As on NATS, the jobs' dedupe window is at most their max age; results keep theirs.
+  // As on NATS, the jobs' dedupe window is at most their max age.
   const jobIds = new Dedupe(limits.duplicateWindowMs);
-  const resultIds = new Dedupe(opts.duplicateWindowMs ?? BUS_DEFAULTS.duplicateWindowMs);
   const heartbeatHandlers = new Set<(heartbeat: Heartbeat) => void>();
   // Every timer is unref'd and tracked, so the queue never keeps the process alive and close() clears them.
   const timers = new Set<NodeJS.Timeout>();
@@ -343,13 +343,9 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): MemoryBus {
     async publishResult(result) {
       assertOpen();
       const { value, data } = encodeMessage(ResultSchema, result, 'result');
-      if (resultIds.duplicate(value.jobId)) {
-        stats.resultsDeduplicated++;
-        return { duplicate: true };
-      }
+      // No dedupe, as on NATS (see publishResult in bus.ts).
       enqueue(results, names.results(value.region), data);
       stats.resultsPublished++;
-      return { duplicate: false };
     },
 
     consumeResults(handler, opts) {

@@ -1,5 +1,6 @@
-// The bus on NATS JetStream: jobs and results on work-queue streams with Nats-Msg-Id dedupe,
-// durable pull consumers shared by the agents of a region, heartbeats on core NATS.
+// The bus on NATS JetStream: jobs and results on work-queue streams (jobs deduplicated by
+// Nats-Msg-Id = job id; results carry none, see publishResult), durable pull consumers shared by
+// the agents of a region, heartbeats on core NATS.
 import { readFileSync } from 'node:fs';
 import { type Consumer, type JetStreamManager, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import {
@@ -126,6 +127,8 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<NatsBus> {
         maxAgeMs: limits.maxAgeMs,
         maxPerSubject: limits.maxPerRegion,
       });
+      // Our results carry no message id, so the window never drops one of them (JetStream checks
+      // only messages that carry one); it is kept as it was so an existing stream is left alone.
       await upsertStream(jsm, names.resultsStream, names.allResults, duplicateWindowMs);
     });
   const jobsDurable = (region: string, settings = durable, update = false) =>
@@ -151,20 +154,22 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<NatsBus> {
   const link = watchConnection(nc, log, forget);
 
   /**
-   * Publish to a stream with the message id for dedupe. "No responders" means the stream is gone
-   * (deleted, or the server lost its store): declare it again and retry once; the id makes a retry safe.
+   * Publish to a stream, with a message id for dedupe when given. "No responders" means the stream
+   * is gone (deleted, or the server lost its store): declare it again and retry once (a message the
+   * server never stored cannot be doubled by the retry).
    */
-  function publish(subject: string, data: string, msgID: string, declare: () => Promise<void>) {
+  function publish(subject: string, data: string, msgID: string | undefined, declare: () => Promise<void>) {
+    const options = msgID === undefined ? undefined : { msgID };
     return whileConnected(link, async () => {
       await declare();
       try {
-        return await js.publish(subject, data, { msgID });
+        return await js.publish(subject, data, options);
       } catch (err) {
         forget();
         if (!streamIsGone(err)) throw err;
         if (!declares) throw new Error(`no stream takes ${subject} yet: waiting for control to declare it`);
         await declare();
-        return js.publish(subject, data, { msgID });
+        return js.publish(subject, data, options);
       }
     });
   }
@@ -319,10 +324,12 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<NatsBus> {
     async publishResult(result) {
       assertOpen();
       const { value, data } = encodeMessage(ResultSchema, result, 'result');
-      const ack = await publish(names.results(value.region), data, value.jobId, () => ingestDurable());
-      if (ack.duplicate) stats.resultsDeduplicated++;
-      else stats.resultsPublished++;
-      return { duplicate: ack.duplicate };
+      // No Nats-Msg-Id: JetStream dedupes by message id across the whole results stream, and NATS
+      // permissions bind an agent's subject, never its headers. With the job id as message id, an
+      // agent of one region could publish first under another region's (predictable) job id and
+      // have that region's real result dropped as a duplicate. Ingest writes one run per job id.
+      await publish(names.results(value.region), data, undefined, () => ingestDurable());
+      stats.resultsPublished++;
     },
 
     consumeResults(handler, opts) {
@@ -424,8 +431,8 @@ const RECONNECT_WAIT_MS = 5_000;
 
 /**
  * Run a request on a live connection: wait (at most RECONNECT_WAIT_MS) for a lost one to come back
- * first, and fail at once if the connection drops before the answer, so the caller can retry (the
- * message id makes a retry safe).
+ * first, and fail at once if the connection drops before the answer, so the caller can retry (a job's
+ * message id makes a retry safe; a result published twice is one run, by ingest's unique job id).
  */
 async function whileConnected<T>(link: Link, request: () => Promise<T>): Promise<T> {
   if (!link.up) {

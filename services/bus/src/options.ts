@@ -3,7 +3,7 @@ import type { Logger } from './log';
 
 export interface QueueOptions {
   log?: Logger;
-  /** A job id (or a result's job id) seen within this window is dropped as a duplicate. Default 10 min. */
+  /** A job id seen within this window is dropped as a duplicate (results are not deduplicated by the bus). Default 10 min. */
   duplicateWindowMs?: number;
   /** How long a delivery may stay unsettled before it is redelivered, unless a subscription says otherwise. Default 60 s. */
   ackWaitMs?: number;

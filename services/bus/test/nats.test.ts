@@ -120,15 +120,44 @@ describe('nats bus declarations', () => {
     }
   });
 
-  it('puts the job id in Nats-Msg-Id', async () => {
+  it('puts the job id in Nats-Msg-Id of a job, and no message id on a result', async () => {
     const { log } = capturedLogger();
     const bus = await open({ log });
     const region = freshRegion();
     const sent = job(region);
     await bus.publishJob(sent);
+    await bus.publishResult(result(region));
     const jsm = await jetstreamManager(raw);
     const stored = await jsm.streams.getMessage(bus.names.jobsStream, { last_by_subj: bus.names.jobs(region) });
     expect(stored?.header.get('Nats-Msg-Id')).toBe(sent.jobId);
+    // JetStream dedupes by message id across the whole results stream, whoever set it.
+    const reported = await jsm.streams.getMessage(bus.names.resultsStream, { last_by_subj: bus.names.results(region) });
+    expect(reported?.header?.get('Nats-Msg-Id') ?? '').toBe('');
+    await bus.close();
+  });
+
+  it("a Nats-Msg-Id naming another region's job, set first on a foreign publisher's own subject, shadows nothing", async () => {
+    const { log } = capturedLogger();
+    const bus = await open({ log });
+    const [own, other] = [freshRegion(), freshRegion()];
+    await bus.ensure([own, other]);
+    const real = result(other, { jobId: `hs.test-1.${other}.1700000000000` });
+    const seen: string[] = [];
+    const sub = bus.consumeResults(
+      async (d) => {
+        if (d.value.region === own || d.value.region === other) seen.push(`${d.value.region} ${d.value.jobId}`);
+        await d.ack();
+      },
+      { concurrency: 2 },
+    );
+    // NATS permissions bind the subject, never the headers: the agent may set any message id.
+    const decoy = result(own);
+    const ack = await jetstream(raw).publish(bus.names.results(own), JSON.stringify(decoy), { msgID: real.jobId });
+    expect(ack.duplicate).toBe(false);
+    await bus.publishResult(real);
+    await waitFor(() => seen.length === 2, 10_000, 'both results');
+    await sub.stop();
+    expect(seen.sort()).toEqual([`${other} ${real.jobId}`, `${own} ${decoy.jobId}`].sort());
     await bus.close();
   });
 

@@ -1,12 +1,15 @@
 // Results ingest: write each run once (idempotent by job id), move the test's current revision,
 // record era moves, and ack only after the database commit. A database that is away makes
 // results wait in the bus (nak with backoff); a result the database can never take is rejected.
-// Results come off the bus, a trust boundary: one from a region that is not the fleet's, or
-// whose test is not its server's (store checks that, and that a detection's server exists), is
-// rejected — terminated as poison, counted, never written and never retried.
+// Results come off the bus, a trust boundary: one from a region that is not the fleet's, whose job
+// id is not the job id of what it claims, or whose test is not its server's (store checks that, and
+// that a detection's server exists), is rejected — terminated as poison, counted, never written and
+// never retried. A second result of a job (a redelivery, a publish retried, a job run twice: the bus
+// does not deduplicate results) writes nothing and is counted `duplicate`.
 import type { Bus, Delivery, Result, Subscription } from '@mcp-fleet/bus';
 import { isRevision, type Revision } from '@mcp-fleet/probe';
 import type { ControlMetrics } from './metrics';
+import { detectionJobId, handshakeJobId } from './slots';
 
 export type RecordedRun =
   | { duplicate: true }
@@ -59,6 +62,12 @@ export interface IngestOptions {
 /** Postgres error classes that mean the row itself is wrong (data, integrity): retrying cannot help. */
 const PERMANENT_SQLSTATE = /^(22|23)/;
 
+/** The job id the scheduler gives what a result claims to be (undefined: a handshake without a test, rejected below). */
+function ownJobId(r: Result): string | undefined {
+  if (r.kind === 'detection') return detectionJobId(r.serverId, r.region, r.slot);
+  return r.testId ? handshakeJobId(r.testId, r.region, r.slot) : undefined;
+}
+
 export function startIngest(opts: IngestOptions): Subscription {
   return opts.bus.consumeResults((d) => ingestOne(d, opts), { concurrency: opts.concurrency ?? 8 });
 }
@@ -73,6 +82,15 @@ async function ingestOne(d: Delivery<Result>, opts: IngestOptions): Promise<void
   // The bus validated the message's shape; whether it may be true is for us to judge.
   if (!opts.regions().includes(r.region)) {
     await reject(`region ${r.region} is not one of the fleet's regions`);
+    return;
+  }
+  // The job id is the idempotency key (runs.job_id, detections.job_id are unique): a result under
+  // another job's id would take that job's place, and the real result would be dropped as its
+  // duplicate. Job ids are predictable, so an agent of one region could otherwise blind another
+  // region's run of the same test; the id must be the one its own test (or server), region and slot make.
+  const jobId = ownJobId(r);
+  if (jobId !== undefined && r.jobId !== jobId) {
+    await reject(`job id ${r.jobId} is not its ${r.kind}'s own (${jobId})`);
     return;
   }
   try {

@@ -41,7 +41,9 @@ export function createControlMetrics(sources: ControlMetricsSources) {
   });
   const ingest = new Counter({
     name: 'mcp_ingest_total',
-    help: 'Results ingested, by kind and result (written, duplicate, retried, rejected).',
+    // duplicate: the job already has its run (or detection). The bus does not deduplicate results,
+    // so every repeat is counted here: a redelivery, a publish retried, a job run twice.
+    help: 'Results ingested, by kind and result (written, duplicate: its job already had one, retried, rejected).',
     labelNames: ['kind', 'result'] as const,
     registers: [registry],
   });

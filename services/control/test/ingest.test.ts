@@ -1,8 +1,9 @@
 // Ingest against results nobody should trust: forged messages published straight onto the real bus
 // (NATS JetStream and the in-process queue), around the bus's own publishing. A result whose test
 // is not its server's, from a region that is not the fleet's, or a detection of a server that does
-// not exist is rejected — terminated, counted, never written. And a late result (an older slot)
-// never moves the current revision the scheduler puts in the next job.
+// not exist, or whose job id is not the job id of what it claims, is rejected — terminated, counted,
+// never written — and a forged result sent first never keeps a region's real one out. And a late
+// result (an older slot) never moves the current revision the scheduler puts in the next job.
 import { randomUUID } from 'node:crypto';
 import type { Job, MemoryBus, NatsBus, Result } from '@mcp-fleet/bus';
 import { detections, runs } from '@mcp-fleet/store';
@@ -10,7 +11,7 @@ import { parseMetrics, seriesValue, waitFor } from '@mcp-fleet/testkit';
 import { jetstream } from '@nats-io/jetstream';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STALE_GRACE_MS } from '../src';
+import { detectionJobId, handshakeJobId, STALE_GRACE_MS } from '../src';
 import { type Flavour, type Monitor, startMonitor } from './support';
 
 interface ApiServer {
@@ -67,8 +68,11 @@ describe.each<[Flavour]>([['postgres+nats'], ['pglite+memory']])(
       const at = fields.at ?? Date.now();
       const { negotiated = '2026-07-28', ...rest } = fields;
       delete (rest as { at?: number }).at;
+      const region = fields.region ?? 'eu-west';
+      const testId = fields.testId ?? modern.tests[0]!.id;
       return {
-        jobId: `hs.forged.${randomUUID()}`,
+        // The job id of what it claims, unless a test says otherwise.
+        jobId: handshakeJobId(testId, region, fields.slot ?? at),
         kind: 'handshake',
         region: 'eu-west',
         agent: 'forger',
@@ -100,23 +104,26 @@ describe.each<[Flavour]>([['postgres+nats'], ['pglite+memory']])(
       };
     };
 
-    const detectionResult = (fields: Partial<Result>): Result => ({
-      ...handshakeResult({}),
-      jobId: `det.forged.${randomUUID()}`,
-      kind: 'detection',
-      testId: null,
-      run: null,
-      detection: {
-        outcome: 'DETECTED',
-        retryAfterHeader: null,
-        newestSupported: '2026-07-28',
-        serverInfo: { name: 'forged', version: '1' },
-        requests: 5,
-        millis: 5,
-        revisions: [],
-      },
-      ...fields,
-    });
+    const detectionResult = (fields: Partial<Result>): Result => {
+      const base = { ...handshakeResult({}), ...fields };
+      return {
+        ...base,
+        jobId: detectionJobId(base.serverId, base.region, base.slot),
+        kind: 'detection',
+        testId: null,
+        run: null,
+        detection: {
+          outcome: 'DETECTED',
+          retryAfterHeader: null,
+          newestSupported: '2026-07-28',
+          serverInfo: { name: 'forged', version: '1' },
+          requests: 5,
+          millis: 5,
+          revisions: [],
+        },
+        ...fields,
+      };
+    };
 
     const runsOf = (jobId: string) => m.store.db.select().from(runs).where(eq(runs.jobId, jobId));
     const detectionsOf = (jobId: string) => m.store.db.select().from(detections).where(eq(detections.jobId, jobId));
@@ -196,5 +203,78 @@ describe.each<[Flavour]>([['postgres+nats'], ['pglite+memory']])(
       ).body.test.states.find((s) => s.region === 'eu-west');
       expect(state?.currentRevision).toBe('2026-07-28');
     });
+
+    // Job ids are predictable (slots.ts) and a test runs in every region: an agent of eu-west, which
+    // may publish only on eu-west's results subject, names us-east's job of the same test and slot.
+    it('rejects a result under a job id that is not its own, and a forged one sent first never keeps the real result out', async () => {
+      const before = {
+        handshake: await ingestCount('handshake', 'rejected'),
+        detection: await ingestCount('detection', 'rejected'),
+        poison: m.bus.stats().poison,
+      };
+      const testId = modern.tests[0]!.id;
+      const slot = Date.now() - 1_000;
+      const usEastRun = handshakeJobId(testId, 'us-east', slot);
+      const usEastDetection = detectionJobId(modern.id, 'us-east', slot);
+      // eu-west results (so their subject lets them through), each under a job that is not theirs.
+      const forged = [
+        handshakeResult({ at: slot, jobId: usEastRun }),
+        handshakeResult({ at: slot, jobId: handshakeJobId(other.tests[0]!.id, 'eu-west', slot) }),
+        handshakeResult({ at: slot, jobId: handshakeJobId(testId, 'eu-west', slot + 1) }),
+        detectionResult({ slot, jobId: usEastDetection }),
+        detectionResult({ slot, jobId: handshakeJobId(testId, 'eu-west', slot) }),
+      ];
+      // Published first, through the bus as an agent publishes (on NATS: the job id it names was the message id).
+      for (const r of forged) await m.bus.publishResult(r);
+      const real = [
+        handshakeResult({ at: slot, region: 'us-east', agent: 'us-east-agent' }),
+        detectionResult({ slot, region: 'us-east', agent: 'us-east-agent' }),
+      ];
+      expect(real.map((r) => r.jobId)).toEqual([usEastRun, usEastDetection]);
+      for (const r of real) await m.bus.publishResult(r);
+
+      await waitFor("us-east's own run", async () => (await runsOf(usEastRun))[0]?.agent === 'us-east-agent', 30_000);
+      await waitFor(
+        "us-east's own detection",
+        async () => (await detectionsOf(usEastDetection))[0]?.region === 'us-east',
+      );
+      await waitFor(
+        'the five forged results to be rejected',
+        async () =>
+          (await ingestCount('handshake', 'rejected')) === before.handshake + 3 &&
+          (await ingestCount('detection', 'rejected')) === before.detection + 2,
+        30_000,
+      );
+      expect(m.bus.stats().poison).toBe(before.poison + 5);
+      expect((await runsOf(usEastRun))[0]).toMatchObject({ region: 'us-east', agent: 'us-east-agent' });
+      expect((await detectionsOf(usEastDetection))[0]).toMatchObject({ region: 'us-east' });
+      // The rest named no real job: nothing at all under their ids.
+      for (const r of forged.filter((f) => f.jobId !== usEastRun && f.jobId !== usEastDetection)) {
+        expect(await runsOf(r.jobId), r.jobId).toEqual([]);
+        expect(await detectionsOf(r.jobId), r.jobId).toEqual([]);
+      }
+    });
+
+    it.runIf(flavour === 'postgres+nats')(
+      "a Nats-Msg-Id naming another region's job, set on an honest-looking result sent first, shadows nothing",
+      async () => {
+        const testId = modern.tests[0]!.id;
+        const slot = Date.now() - 2_000;
+        const usEastRun = handshakeJobId(testId, 'us-east', slot);
+        // A true-looking eu-west run of its own job; only the header, which no NATS permission governs, aims at us-east.
+        const decoy = handshakeResult({ at: slot, agent: 'eu-west-agent' });
+        const ack = await jetstream((m.bus as NatsBus).connection).publish(
+          `${m.namespace}.results.eu-west`,
+          JSON.stringify(decoy),
+          { msgID: usEastRun },
+        );
+        expect(ack.duplicate).toBe(false);
+        const real = handshakeResult({ at: slot, region: 'us-east', agent: 'us-east-agent' });
+        await m.bus.publishResult(real);
+        await waitFor("us-east's own run", async () => (await runsOf(usEastRun)).length === 1, 30_000);
+        expect((await runsOf(usEastRun))[0]).toMatchObject({ region: 'us-east', agent: 'us-east-agent' });
+        await waitFor('the eu-west run', async () => (await runsOf(decoy.jobId)).length === 1);
+      },
+    );
   },
 );
