@@ -63,6 +63,9 @@ export interface IngestOptions {
 const PERMANENT_SQLSTATE = /^(22|23)/;
 
 /** The job id the scheduler gives what a result claims to be (undefined: a handshake without a test, rejected below). */
+/** How far ahead of control's clock a result's slot may be (another control's clock, an agent's tolerance). */
+export const SLOT_CLOCK_SKEW_MS = 60_000;
+
 function ownJobId(r: Result): string | undefined {
   if (r.kind === 'detection') return detectionJobId(r.serverId, r.region, r.slot);
   return r.testId ? handshakeJobId(r.testId, r.region, r.slot) : undefined;
@@ -91,6 +94,18 @@ async function ingestOne(d: Delivery<Result>, opts: IngestOptions): Promise<void
   const jobId = ownJobId(r);
   if (jobId !== undefined && r.jobId !== jobId) {
     await reject(`job id ${r.jobId} is not its ${r.kind}'s own (${jobId})`);
+    return;
+  }
+  // The slot orders runs (the store keeps the newest scheduledAt): a result claiming a slot that has
+  // not begun, or a scheduledAt that is not its slot's, would make every later honest run look stale
+  // or take a future job's id before the real run. The scheduler sets scheduledAt = its slot and
+  // publishes a slot once it has begun; SLOT_CLOCK_SKEW_MS leaves room for clocks that disagree.
+  if (new Date(r.scheduledAt).getTime() !== r.slot) {
+    await reject(`scheduledAt ${r.scheduledAt} is not its slot's (${r.slot})`);
+    return;
+  }
+  if (r.slot > Date.now() + SLOT_CLOCK_SKEW_MS) {
+    await reject(`slot ${new Date(r.slot).toISOString()} has not begun`);
     return;
   }
   try {

@@ -108,6 +108,7 @@ describe.each<[Flavour]>([['postgres+nats'], ['pglite+memory']])(
       const base = { ...handshakeResult({}), ...fields };
       return {
         ...base,
+        scheduledAt: new Date(base.slot).toISOString(),
         jobId: detectionJobId(base.serverId, base.region, base.slot),
         kind: 'detection',
         testId: null,
@@ -253,6 +254,40 @@ describe.each<[Flavour]>([['postgres+nats'], ['pglite+memory']])(
         expect(await runsOf(r.jobId), r.jobId).toEqual([]);
         expect(await detectionsOf(r.jobId), r.jobId).toEqual([]);
       }
+    });
+
+    it('rejects a result for a slot that has not begun, or whose scheduledAt is not its slot: a future run would make every honest one stale', async () => {
+      const before = await ingestCount('handshake', 'rejected');
+      const testId = other.tests[0]!.id;
+      const other_ = (fields: Partial<Result> & { at?: number }) =>
+        handshakeResult({ serverId: other.id, testId, negotiated: '2025-03-26', ...fields });
+      const now = Date.now();
+      const future = now + 3_600_000;
+      const forged = [
+        // Tomorrow's slot (its own job id): it would take that job's place and outrank every run until then.
+        other_({ at: future, jobId: handshakeJobId(testId, 'eu-west', future) }),
+        // Today's slot, but a scheduledAt far ahead: the store orders runs by it.
+        other_({
+          at: now - 1_000,
+          jobId: handshakeJobId(testId, 'eu-west', now - 1_000),
+          scheduledAt: new Date(future).toISOString(),
+        }),
+      ];
+      for (const r of forged) await publishRaw(r);
+      await waitFor(
+        'the two to be rejected',
+        async () => (await ingestCount('handshake', 'rejected')) === before + 2,
+        30_000,
+      );
+      for (const r of forged) expect(await runsOf(r.jobId), r.jobId).toEqual([]);
+      // An honest run of the same test after them is written and moves its state.
+      const honest = other_({ at: now - 500, jobId: handshakeJobId(testId, 'eu-west', now - 500) });
+      await publishRaw(honest);
+      await waitFor('the honest run', async () => (await runsOf(honest.jobId)).length === 1);
+      const test = (
+        await m.api<{ test: { states: { region: string; currentRevision: string }[] } }>(`/api/tests/${testId}`)
+      ).body.test;
+      expect(test.states.find((st) => st.region === 'eu-west')?.currentRevision).toBe('2025-03-26');
     });
 
     it.runIf(flavour === 'postgres+nats')(
