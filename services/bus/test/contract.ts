@@ -1,7 +1,7 @@
 // The queue's contract, run against every implementation: the in-process queue must behave like
 // NATS JetStream, so one-machine mode and tests mean what production means.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Bus, Delivery, Job, QueueOptions } from '../src';
+import type { Bus, ConsumeOptions, Delivery, Job, QueueOptions } from '../src';
 import { capturedLogger, freshRegion, heartbeat, job, result, sleep, waitFor } from './fixtures';
 
 export interface Harness {
@@ -37,12 +37,8 @@ export function busContract(name: string, harness: Harness) {
       return { seen, ids: () => seen.map((d) => d.value.jobId) };
     }
 
-    it('publishes a job and delivers it, validated, to its region', async () => {
-      const { bus } = await open();
-      const region = freshRegion();
-      await bus.ensure([region]);
-      const sent = job(region);
-      expect(await bus.publishJob(sent)).toEqual({ duplicate: false });
+    /** A consumer of a region's jobs that records and acks every one. */
+    function ackEvery(bus: Bus, region: string, opts: ConsumeOptions) {
       const got = recorder();
       const sub = bus.consumeJobs(
         region,
@@ -50,8 +46,18 @@ export function busContract(name: string, harness: Harness) {
           got.seen.push(d);
           await d.ack();
         },
-        { concurrency: 1 },
+        opts,
       );
+      return { got, sub };
+    }
+
+    it('publishes a job and delivers it, validated, to its region', async () => {
+      const { bus } = await open();
+      const region = freshRegion();
+      await bus.ensure([region]);
+      const sent = job(region);
+      expect(await bus.publishJob(sent)).toEqual({ duplicate: false });
+      const { got, sub } = ackEvery(bus, region, { concurrency: 1 });
       await waitFor(() => got.seen.length === 1, 10_000, 'the job');
       expect(got.seen[0]?.value).toEqual(sent);
       expect(got.seen[0]?.redeliveries).toBe(0);
@@ -67,15 +73,7 @@ export function busContract(name: string, harness: Harness) {
       const sent = job(region);
       expect(await bus.publishJob(sent)).toEqual({ duplicate: false });
       expect(await bus.publishJob({ ...sent, timeoutMs: 5_000 })).toEqual({ duplicate: true });
-      const got = recorder();
-      const sub = bus.consumeJobs(
-        region,
-        async (d) => {
-          got.seen.push(d);
-          await d.ack();
-        },
-        { concurrency: 2 },
-      );
+      const { got, sub } = ackEvery(bus, region, { concurrency: 2 });
       await waitFor(() => got.seen.length === 1);
       await sleep(500);
       await sub.stop();
@@ -210,15 +208,7 @@ export function busContract(name: string, harness: Harness) {
       const { bus, lines, text } = await open();
       const region = freshRegion();
       await bus.ensure([region]);
-      const got = recorder();
-      const sub = bus.consumeJobs(
-        region,
-        async (d) => {
-          got.seen.push(d);
-          await d.ack();
-        },
-        { concurrency: 1, ackWaitMs: 1_000 },
-      );
+      const { got, sub } = ackEvery(bus, region, { concurrency: 1, ackWaitMs: 1_000 });
       await harness.raw(bus, harness.subjects.jobs(region), '{"jobId": "half');
       await harness.raw(bus, harness.subjects.jobs(region), JSON.stringify({ ...job(region), url: 'not a url' }));
       await harness.raw(bus, harness.subjects.jobs(region), JSON.stringify(job('elsewhere')));
@@ -363,15 +353,7 @@ export function busContract(name: string, harness: Harness) {
       await bus.publishJob(job(other));
       await waitFor(async () => (await bus.pending()).jobs[capped] === 3, 10_000, 'the cap');
       expect((await bus.pending()).jobs[other]).toBe(1);
-      const got = recorder();
-      const sub = bus.consumeJobs(
-        capped,
-        async (d) => {
-          got.seen.push(d);
-          await d.ack();
-        },
-        { concurrency: 1 },
-      );
+      const { got, sub } = ackEvery(bus, capped, { concurrency: 1 });
       await waitFor(() => got.seen.length === 3);
       await sleep(300);
       await sub.stop();
@@ -388,15 +370,7 @@ export function busContract(name: string, harness: Harness) {
       await waitFor(async () => (await bus.pending()).jobs[region] === 0, 15_000, 'the jobs to expire');
       const fresh = job(region);
       await bus.publishJob(fresh);
-      const got = recorder();
-      const sub = bus.consumeJobs(
-        region,
-        async (d) => {
-          got.seen.push(d);
-          await d.ack();
-        },
-        { concurrency: 1 },
-      );
+      const { got, sub } = ackEvery(bus, region, { concurrency: 1 });
       await waitFor(() => got.seen.length === 1);
       await sleep(300);
       await sub.stop();
