@@ -28,10 +28,10 @@ export interface LiveMonitor {
 
 /**
  * `healthy` targets pass; `failing` ones answer 503 (`unavailable`), so handshake failures exist.
- * Waits until every target has been run in every region.
+ * Waits until every target has been run in every region, and each `detected` one detected.
  */
 export async function startLiveMonitor(
-  opts: { healthy?: string[]; failing?: string[]; interval?: string } = {},
+  opts: { healthy?: string[]; failing?: string[]; interval?: string; detected?: string[] } = {},
 ): Promise<LiveMonitor> {
   const healthy = opts.healthy ?? ['modern', 'drifter'];
   const failing = opts.failing ?? ['unavailable'];
@@ -46,8 +46,11 @@ export async function startLiveMonitor(
     `defaults: { interval: ${opts.interval ?? '1s'}, timeout: 900ms }`,
     'servers:',
   ];
-  for (const name of [...healthy, ...failing])
+  const detected = opts.detected ?? [];
+  for (const name of [...healthy, ...failing]) {
     lines.push(`  - name: ${name}`, `    url: ${sim.target(name).url}`, '    tests:', '      - revision: newest');
+    if (detected.includes(name)) lines.push(`    detection: { interval: ${opts.interval ?? '1s'} }`);
+  }
   lines.push('policy: { allow: ["127.0.0.0/8"] }');
   const fleet = parseFleet(`${lines.join('\n')}\n`, 'deploy test fleet');
   const control = await startControl({ store, bus, log, fleet, port: 0, tickMs: 50 });
@@ -61,8 +64,16 @@ export async function startLiveMonitor(
     'every target to have run in every region',
     async () => {
       const res = await fetch(`${control.url}/api/servers`);
-      const { servers } = (await res.json()) as { servers: { byRegion: { lastRunAt: string | null }[] }[] };
-      return servers.every((s) => s.byRegion.length === REGIONS.length && s.byRegion.every((r) => r.lastRunAt));
+      const { servers } = (await res.json()) as {
+        servers: { id: string; name: string; byRegion: { lastRunAt: string | null }[] }[];
+      };
+      if (!servers.every((s) => s.byRegion.length === REGIONS.length && s.byRegion.every((r) => r.lastRunAt)))
+        return false;
+      for (const s of servers.filter((s) => detected.includes(s.name))) {
+        const res = await fetch(`${control.url}/api/servers/${s.id}/detection`);
+        if (!((await res.json()) as { detection: unknown }).detection) return false;
+      }
+      return true;
     },
     30_000,
   );

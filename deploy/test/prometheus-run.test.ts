@@ -128,7 +128,9 @@ describe('Prometheus with our rules, scraping a live monitor', () => {
 
   it('has the drift series: revisions per server from control, and the recorded counts per revision', async () => {
     const info = await query('mcp_server_revision_info');
-    const spoken = info.result.map((s) => `${s.metric.server}@${s.metric.region}=${s.metric.revision}`).sort();
+    const spoken = info.result
+      .map((s) => `${s.metric.server}@${s.metric.region}=${s.metric.negotiated_version}`)
+      .sort();
     expect(spoken).toEqual(
       REGIONS.flatMap((r) => [`modern@${r}=2026-07-28`, `sessions-2025-11-25@${r}=2025-11-25`]).sort(),
     );
@@ -148,7 +150,7 @@ describe('Prometheus with our rules, scraping a live monitor', () => {
         },
         30_000,
       );
-      const revisions = new Set(recorded.map((s) => s.metric.revision).filter(Boolean));
+      const revisions = new Set(recorded.map((s) => s.metric.negotiated_version).filter(Boolean));
       if (revisions.size > 0) expect([...revisions].sort()).toEqual(['2025-11-25', '2026-07-28']);
     }
     // And the failure itself, as agents count it.

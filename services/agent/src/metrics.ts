@@ -1,9 +1,15 @@
 // What an agent tells Prometheus. A registry per agent (several agents can share a process in
 // one-machine mode). Every label value comes from a closed set: revisions, outcomes, kinds and
-// the region. URLs, server names, session ids and job ids belong on spans, never here.
+// the region. URLs, server names, session ids and job ids belong on spans, never here. Label
+// names and values follow one convention across control and agents: revisions in `*_version`
+// labels (the seed's `requested_version`, `negotiated_version`; `from_version`, `to_version`),
+// and lower-case values.
+import { collectProcessMetrics, revisionLabel } from '@mcp-fleet/bus/metrics';
 import type { Detection, DetectionOutcome, HandshakeRun } from '@mcp-fleet/probe';
-import { isRevision, REVISION_NAMES } from '@mcp-fleet/probe';
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { REVISION_NAMES } from '@mcp-fleet/probe';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+export { revisionLabel };
 
 export type JobKind = 'handshake' | 'detection';
 /**
@@ -15,19 +21,21 @@ export type JobResult = 'ok' | 'failed_publish' | 'error' | 'returned' | 'stale'
 /** 5 ms … 30 s: a loopback handshake takes milliseconds, a detection against a slow server up to its 20 s cap. */
 export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30];
 
-/** A revision label: a known revision, `none` when there is none, `other` for anything a server made up. */
-export function revisionLabel(value: string | null | undefined): string {
-  if (value === null || value === undefined) return 'none';
-  return isRevision(value) ? value : 'other';
-}
-
 const DETECTION_OUTCOMES: readonly DetectionOutcome[] = ['DETECTED', 'NONE', 'RATE_LIMITED'];
+
+/**
+ * A detection's outcome as a label value: `detected`, `none`, `rate_limited`. The seed's upper-case
+ * names stay in the JSON (CLI, API); label values are lower-case like every other outcome label.
+ */
+export function detectionOutcomeLabel(outcome: DetectionOutcome): string {
+  return outcome.toLowerCase();
+}
 
 export class AgentMetrics {
   readonly registry = new Registry();
   readonly #region: string;
   readonly #handshakes: Counter<'requested_version' | 'negotiated_version' | 'outcome' | 'region'>;
-  readonly #eraMoves: Counter<'from_revision' | 'to_revision' | 'region'>;
+  readonly #eraMoves: Counter<'from_version' | 'to_version' | 'region'>;
   readonly #downgrades: Counter<'region'>;
   readonly #duration: Histogram<'kind' | 'region'>;
   readonly #detections: Counter<'outcome' | 'region'>;
@@ -38,7 +46,7 @@ export class AgentMetrics {
   constructor(opts: { region: string; version: string; defaultMetrics?: boolean }) {
     this.#region = opts.region;
     const registers = [this.registry];
-    if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
+    if (opts.defaultMetrics !== false) collectProcessMetrics(this.registry);
 
     this.#handshakes = new Counter({
       name: 'mcp_handshake_total',
@@ -49,7 +57,7 @@ export class AgentMetrics {
     this.#eraMoves = new Counter({
       name: 'mcp_era_moves_total',
       help: 'Handshake runs whose negotiated revision differs from the revision the test spoke before.',
-      labelNames: ['from_revision', 'to_revision', 'region'],
+      labelNames: ['from_version', 'to_version', 'region'],
       registers,
     });
     this.#downgrades = new Counter({
@@ -67,7 +75,7 @@ export class AgentMetrics {
     });
     this.#detections = new Counter({
       name: 'mcp_detection_total',
-      help: 'Detections by outcome.',
+      help: 'Detections by outcome (detected, none, rate_limited).',
       labelNames: ['outcome', 'region'],
       registers,
     });
@@ -103,8 +111,9 @@ export class AgentMetrics {
     this.#downgrades.inc({ region }, 0);
     for (const from of REVISION_NAMES)
       for (const to of REVISION_NAMES)
-        if (from !== to) this.#eraMoves.inc({ from_revision: from, to_revision: to, region }, 0);
-    for (const outcome of DETECTION_OUTCOMES) this.#detections.inc({ outcome, region }, 0);
+        if (from !== to) this.#eraMoves.inc({ from_version: from, to_version: to, region }, 0);
+    for (const outcome of DETECTION_OUTCOMES)
+      this.#detections.inc({ outcome: detectionOutcomeLabel(outcome), region }, 0);
     this.#floorRefusals.inc({ region }, 0);
     for (const kind of ['handshake', 'detection'] as const) this.#jobs.inc({ region, kind, result: 'stale' }, 0);
   }
@@ -119,8 +128,8 @@ export class AgentMetrics {
     });
     if (run.previousRevision !== null) {
       this.#eraMoves.inc({
-        from_revision: revisionLabel(run.previousRevision),
-        to_revision: revisionLabel(run.negotiated),
+        from_version: revisionLabel(run.previousRevision),
+        to_version: revisionLabel(run.negotiated),
         region,
       });
     }
@@ -129,7 +138,7 @@ export class AgentMetrics {
   }
 
   detection(detection: Detection): void {
-    this.#detections.inc({ outcome: detection.outcome, region: this.#region });
+    this.#detections.inc({ outcome: detectionOutcomeLabel(detection.outcome), region: this.#region });
     this.#duration.observe({ kind: 'detection', region: this.#region }, detection.millis / 1000);
   }
 

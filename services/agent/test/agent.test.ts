@@ -214,15 +214,16 @@ describe('/metrics', () => {
       }),
     ).toBe(1);
     expect(
-      seriesValue(samples, 'mcp_era_moves_total', { from_revision: '2025-11-25', to_revision: '2026-07-28', region }),
+      seriesValue(samples, 'mcp_era_moves_total', { from_version: '2025-11-25', to_version: '2026-07-28', region }),
     ).toBe(1);
     // A downgrade of a test that spoke 2025-06-18 is an era move too.
     expect(
-      seriesValue(samples, 'mcp_era_moves_total', { from_revision: '2025-06-18', to_revision: '2025-03-26', region }),
+      seriesValue(samples, 'mcp_era_moves_total', { from_version: '2025-06-18', to_version: '2025-03-26', region }),
     ).toBe(1);
     expect(seriesValue(samples, 'mcp_era_moves_total')).toBe(2);
     expect(seriesValue(samples, 'mcp_downgrades_total', { region })).toBe(1);
-    expect(seriesValue(samples, 'mcp_detection_total', { outcome: 'DETECTED', region })).toBe(1);
+    // Lower-case in the label like every outcome; the detection's JSON keeps the seed's DETECTED.
+    expect(seriesValue(samples, 'mcp_detection_total', { outcome: 'detected', region })).toBe(1);
     expect(seriesValue(samples, 'mcp_probe_duration_seconds_count', { kind: 'handshake', region })).toBe(3);
     expect(seriesValue(samples, 'mcp_probe_duration_seconds_count', { kind: 'detection', region })).toBe(1);
     expect(seriesValue(samples, 'mcp_probe_duration_seconds_bucket', { kind: 'handshake', le: '+Inf' })).toBe(3);
@@ -237,15 +238,17 @@ describe('/metrics', () => {
 
     // Bounded labels only: no URL, port, job id, server name or session id anywhere in the text.
     const mcpLines = text.split('\n').filter((l) => l.startsWith('mcp_'));
+    // (The port only in label values: a process metric's value may hold its digits by chance.)
+    const labelValues = samples.flatMap((s) => Object.values(s.labels)).join('\n');
     for (const job of jobs) {
       expect(text).not.toContain(job.jobId);
-      expect(text).not.toContain(new URL(job.url).port);
+      expect(labelValues).not.toContain(new URL(job.url).port);
     }
     expect(text).not.toContain('orders');
     const labelNames = new Set(samples.filter((s) => s.name.startsWith('mcp_')).flatMap((s) => Object.keys(s.labels)));
     expect([...labelNames].sort()).toEqual(
       [
-        'from_revision',
+        'from_version',
         'kind',
         'le',
         'negotiated_version',
@@ -253,10 +256,15 @@ describe('/metrics', () => {
         'region',
         'requested_version',
         'result',
-        'to_revision',
+        'to_version',
         'version',
       ].sort(),
     );
+    // One convention for label values: lower-case everywhere (outcomes, kinds, results; not a bucket's +Inf).
+    const upper = samples
+      .filter((s) => s.name.startsWith('mcp_'))
+      .flatMap((s) => Object.entries(s.labels).filter(([k, v]) => k !== 'le' && v !== v.toLowerCase()));
+    expect(upper).toEqual([]);
     expect(mcpLines.length).toBeGreaterThan(10);
   });
 

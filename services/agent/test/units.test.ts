@@ -41,12 +41,12 @@ describe('counters alerts take increase() of', () => {
     // Every move between two of the five revisions: 5 × 4.
     expect(series('mcp_era_moves_total')).toHaveLength(20);
     expect(
-      series('mcp_era_moves_total').every((s) => s.value === 0 && s.labels.from_revision !== s.labels.to_revision),
+      series('mcp_era_moves_total').every((s) => s.value === 0 && s.labels.from_version !== s.labels.to_version),
     ).toBe(true);
     expect(
       series('mcp_detection_total')
         .map((s) => s.labels.outcome)
         .sort(),
-    ).toEqual(['DETECTED', 'NONE', 'RATE_LIMITED']);
+    ).toEqual(['detected', 'none', 'rate_limited']);
   });
 });

@@ -10,6 +10,7 @@ import {
   type TargetPolicy,
 } from '@mcp-fleet/probe';
 import {
+  AGENT_STALE_AFTER_SECONDS,
   createServer,
   createTest,
   type Db,
@@ -339,7 +340,10 @@ export function createApi(ctx: ApiContext): Router {
       },
       { accepts: ['yaml', 'json'] },
     )
-    .on('GET', '/api/agents', async () => ({ json: { agents: await listAgents(ctx.db) } }))
+    // Agents stay listed until retention forgets them (7 days): an on-call reader needs to see which are gone.
+    .on('GET', '/api/agents', async () => ({
+      json: { agents: await listAgents(ctx.db), staleAfterSeconds: AGENT_STALE_AFTER_SECONDS },
+    }))
     .on('GET', '/api/regions', async () => ({ json: { regions: ctx.regions() } }))
     .on('POST', '/api/detect', async (req) => {
       const body = parseBody(Detect, req.body);

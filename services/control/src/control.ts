@@ -110,9 +110,8 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
     poison: () => bus.stats().poison,
     serverStates: () => serverStates(store),
     agentsSeen: async () => {
-      const seen = await listAgents(db, { seenSince: new Date(Date.now() - 60_000) });
       const byRegion = new Map<string, number>();
-      for (const a of seen) byRegion.set(a.region, (byRegion.get(a.region) ?? 0) + 1);
+      for (const a of await listAgents(db)) if (!a.stale) byRegion.set(a.region, (byRegion.get(a.region) ?? 0) + 1);
       return [...byRegion].map(([region, count]) => ({ region, count }));
     },
   });

@@ -124,7 +124,7 @@ async function ingestOne(d: Delivery<Result>, opts: IngestOptions): Promise<void
       });
       opts.metrics.ingest.inc({ kind: r.kind, result: out.duplicate ? 'duplicate' : 'written' });
       if (!out.duplicate && out.eraMove)
-        opts.metrics.moves.inc({ from_revision: out.eraMove.from, to_revision: out.eraMove.to, region: r.region });
+        opts.metrics.moves.inc({ from_version: out.eraMove.from, to_version: out.eraMove.to, region: r.region });
       // A late result (an older slot) moved nothing in the store, and must not move the next job's
       // current revision either: that would make a false era move or downgrade in the next run.
       if (!out.duplicate && !out.stale && isRevision(out.currentRevision))

@@ -1,6 +1,8 @@
 // Control's /metrics: the scheduler and ingest at work, and per-server state gauges for alerting.
-// Labels stay bounded: server names are the operator's fleet, never URLs, ids or sessions.
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+// Labels stay bounded: server names are the operator's fleet, never URLs, ids or sessions. Label
+// names and values follow the agents' convention: revisions in `*_version` labels, lower-case values.
+import { collectProcessMetrics, revisionLabel } from '@mcp-fleet/bus/metrics';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export interface ServerState {
   server: string;
@@ -15,13 +17,14 @@ export interface ServerState {
 
 export interface ControlMetricsSources {
   serverStates: () => Promise<ServerState[]>;
+  /** Messages the bus terminated as poison since it started (only grows). */
   poison: () => number;
   agentsSeen: () => Promise<{ region: string; count: number }[]>;
 }
 
 export function createControlMetrics(sources: ControlMetricsSources) {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+  collectProcessMetrics(registry);
   const jobs = new Counter({
     name: 'mcp_scheduler_jobs_total',
     help: 'Jobs the scheduler published, by kind and result (published, duplicate, error).',
@@ -50,20 +53,25 @@ export function createControlMetrics(sources: ControlMetricsSources) {
   const moves = new Counter({
     name: 'mcp_ingest_era_moves_total',
     help: 'Era moves recorded by ingest (negotiated revision changed between runs).',
-    labelNames: ['from_revision', 'to_revision', 'region'] as const,
+    labelNames: ['from_version', 'to_version', 'region'] as const,
     registers: [registry],
   });
-  new Gauge({
+  // A counter (it only grows, and rate() must read it as one); the bus keeps the count, so each
+  // scrape adds what was terminated since the last.
+  let poisonCounted = 0;
+  new Counter({
     name: 'mcp_bus_poison_total',
     help: 'Messages terminated because they failed validation.',
     registers: [registry],
     collect() {
-      this.set(sources.poison());
+      const now = sources.poison();
+      this.inc(Math.max(0, now - poisonCounted));
+      poisonCounted = Math.max(poisonCounted, now);
     },
   });
   new Gauge({
     name: 'mcp_agents_seen',
-    help: 'Agents that sent a heartbeat in the last minute, by region.',
+    help: 'Agents control heard from in the last minute (those not stale in /api/agents), by region.',
     labelNames: ['region'] as const,
     registers: [registry],
     async collect() {
@@ -80,13 +88,21 @@ export function createControlMetrics(sources: ControlMetricsSources) {
   new Gauge({
     name: 'mcp_server_revision_info',
     help: 'The revision a server speaks in a region (its newest-supported test), 1 per series.',
-    labelNames: ['server', 'region', 'revision', 'era'] as const,
+    labelNames: ['server', 'region', 'negotiated_version', 'era'] as const,
     registers: [registry],
     async collect() {
       this.reset();
       for (const s of await states())
         if (s.revision)
-          this.set({ server: s.server, region: s.region, revision: s.revision, era: s.era ?? 'unknown' }, 1);
+          this.set(
+            {
+              server: s.server,
+              region: s.region,
+              negotiated_version: revisionLabel(s.revision),
+              era: s.era ?? 'unknown',
+            },
+            1,
+          );
     },
   });
   new Gauge({

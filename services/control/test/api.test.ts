@@ -1,8 +1,9 @@
 // The management API over HTTP: validation errors are 400 with a message, unknown ids 404,
 // pinned tests run once before they are saved, nothing is written by a refused request.
 import { randomBytes } from 'node:crypto';
-import { getServer, servers as serversTable } from '@mcp-fleet/store';
-import { type Recorder, startRecorder, waitFor } from '@mcp-fleet/testkit';
+import { agents, getServer, servers as serversTable, upsertAgentHeartbeat } from '@mcp-fleet/store';
+import { parseMetrics, type Recorder, seriesValue, startRecorder, waitFor } from '@mcp-fleet/testkit';
+import { eq, inArray, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Monitor, startMonitor } from './support';
 
@@ -209,9 +210,40 @@ describe('reads', () => {
       moves: [],
       next: null,
     });
-    expect((await m.api<{ agents: unknown[] }>('/api/agents')).body).toEqual({ agents: [] });
+    expect((await m.api<{ agents: unknown[] }>('/api/agents')).body).toEqual({ agents: [], staleAfterSeconds: 60 });
     expect((await m.api('/healthz')).status).toBe(200);
     expect((await m.api('/readyz')).status).toBe(200);
+  });
+
+  it('GET /api/agents marks the agents control has not heard from for a minute stale, and /metrics counts the rest', async () => {
+    const beat = (id: string) =>
+      upsertAgentHeartbeat(m.store.db, {
+        id,
+        region: 'eu-west',
+        version: '0.1.0',
+        inFlight: 0,
+        startedAt: new Date(),
+        at: new Date(),
+      });
+    await beat('host-1-eu-west');
+    await beat('host-2-eu-west');
+    // host-1 was restarted (a new pid, a new id) two minutes ago: its row stays until retention.
+    await m.store.db
+      .update(agents)
+      .set({ receivedAt: sql`now() - interval '2 minutes'` })
+      .where(eq(agents.id, 'host-1-eu-west'));
+    const res = await m.api<{ agents: { id: string; stale: boolean; lastSeen: string }[]; staleAfterSeconds: number }>(
+      '/api/agents',
+    );
+    expect(res.body.staleAfterSeconds).toBe(60);
+    expect(res.body.agents.map((a) => [a.id, a.stale])).toEqual([
+      ['host-1-eu-west', true],
+      ['host-2-eu-west', false],
+    ]);
+    expect(res.body.agents.every((a) => typeof a.lastSeen === 'string')).toBe(true);
+    const metrics = parseMetrics(await (await fetch(`${m.control.url}/metrics`)).text());
+    expect(seriesValue(metrics, 'mcp_agents_seen', { region: 'eu-west' })).toBe(1);
+    await m.store.db.delete(agents).where(inArray(agents.id, ['host-1-eu-west', 'host-2-eu-west']));
   });
 });
 

@@ -136,7 +136,7 @@ describe.each<[Flavour]>([['postgres+nats'], ['pglite+memory']])('the pipeline o
       seriesValue(samples, 'mcp_server_revision_info', {
         server: 'modern',
         region: 'eu-west',
-        revision: '2026-07-28',
+        negotiated_version: '2026-07-28',
         era: 'modern',
       }),
     ).toBe(1);
@@ -149,10 +149,13 @@ describe.each<[Flavour]>([['postgres+nats'], ['pglite+memory']])('the pipeline o
     ).toBeGreaterThan(8);
     expect(seriesValue(samples, 'mcp_ingest_total', { kind: 'handshake', result: 'written' })).toBeGreaterThan(8);
     expect(
-      seriesValue(samples, 'mcp_ingest_era_moves_total', { from_revision: '2025-11-25', to_revision: '2026-07-28' }),
+      seriesValue(samples, 'mcp_ingest_era_moves_total', { from_version: '2025-11-25', to_version: '2026-07-28' }),
     ).toBeGreaterThanOrEqual(2);
     expect(seriesValue(samples, 'mcp_agents_seen', { region: 'eu-west' })).toBe(1);
     expect(samples.some((s) => Object.values(s.labels).some((v) => v.includes('127.0.0.1')))).toBe(false);
+    // Revisions travel in *_version labels only, as on the agents (the seed's requested_version).
+    const labelNames = new Set(samples.filter((s) => s.name.startsWith('mcp_')).flatMap((s) => Object.keys(s.labels)));
+    expect([...labelNames].filter((l) => /revision/.test(l))).toEqual([]);
   });
 
   it('a second result of a job, published or redelivered, writes no second run and is counted duplicate', async () => {

@@ -1,5 +1,5 @@
 // Agents report in with heartbeats; the table holds the latest one per agent.
-import { asc, gte, sql } from 'drizzle-orm';
+import { asc, getTableColumns, sql } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import type { Db } from './db';
 import { agents } from './schema';
@@ -48,11 +48,23 @@ export async function upsertAgentHeartbeat(db: Db, hb: AgentHeartbeat): Promise<
     });
 }
 
-/** Agents by region and id; `seenSince` leaves out the ones gone quiet. */
-export function listAgents(db: Db, opts: { seenSince?: Date | undefined } = {}): Promise<Agent[]> {
+/**
+ * An agent control has not heard from for this long is stale: six missed heartbeats (an agent
+ * sends one every 10 s). It stays listed, marked, until retention forgets it after 7 days.
+ */
+export const AGENT_STALE_AFTER_SECONDS = 60;
+
+export type ListedAgent = Agent & { stale: boolean };
+
+/**
+ * Agents by region and id, each marked `stale` by when control last heard from it (received_at,
+ * the database's clock): an agent's own clock (lastSeen) may be skewed, and one running ahead
+ * would otherwise never go stale.
+ */
+export function listAgents(db: Db): Promise<ListedAgent[]> {
+  const stale = sql<boolean>`${agents.receivedAt} < now() - make_interval(secs => ${AGENT_STALE_AFTER_SECONDS})`;
   return db
-    .select()
+    .select({ ...getTableColumns(agents), stale })
     .from(agents)
-    .where(opts.seenSince ? gte(agents.lastSeen, opts.seenSince) : undefined)
     .orderBy(asc(agents.region), asc(agents.id));
 }

@@ -1,6 +1,8 @@
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  AGENT_STALE_AFTER_SECONDS,
+  agents,
   eraMoves,
   getTestStates,
   latestDetection,
@@ -347,6 +349,16 @@ describe.each(BACKENDS)('results ingest on %s', (_name, make) => {
       ['a-eu', 'eu-west', '0.1.0', 3, minute(2)],
       ['a-us', 'us-east', '0.2.0', 1, minute(4)],
     ]);
-    expect((await listAgents(store.db, { seenSince: minute(3) })).map((a) => a.id)).toEqual(['a-us']);
+  });
+
+  it('marks an agent stale by when control last heard from it, not by its own clock', async () => {
+    const stale = async () => Object.fromEntries((await listAgents(store.db)).map((a) => [a.id, a.stale]));
+    // Their heartbeats say minutes of long ago (the agents' clocks), but control heard them just now.
+    expect(await stale()).toEqual({ 'a-eu': false, 'a-us': false });
+    await store.db
+      .update(agents)
+      .set({ receivedAt: sql`now() - make_interval(secs => ${AGENT_STALE_AFTER_SECONDS + 1})` })
+      .where(eq(agents.id, 'a-eu'));
+    expect(await stale()).toEqual({ 'a-eu': true, 'a-us': false });
   });
 });
