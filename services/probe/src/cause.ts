@@ -20,8 +20,17 @@ export const CAUSES = {
 export type Cause = keyof typeof CAUSES;
 export const CAUSE_NAMES = Object.keys(CAUSES) as Cause[];
 
-/** What cause-reading needs of evidence; optional fields so a stored (older, foreign) copy reads too. */
-export type CauseEvidence = Partial<Pick<Evidence, 'status' | 'reachabilityFailure' | 'message'>>;
+/** A cause read back from storage or a message (a string of the closed set, or not). */
+export function isCause(value: unknown): value is Cause {
+  return typeof value === 'string' && Object.hasOwn(CAUSES, value);
+}
+
+/** What cause-reading needs of evidence (probe's Evidence); loose, so a stored (older) copy reads too. */
+export interface CauseEvidence {
+  status?: Evidence['status'] | undefined;
+  reachabilityFailure?: string | null | undefined;
+  message?: string | null | undefined;
+}
 
 /** The cause a failed reply shows, or null when the reply was an answer about the revision itself. */
 export function causeOf(e: CauseEvidence | null | undefined): Cause | null {
