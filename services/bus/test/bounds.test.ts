@@ -116,6 +116,8 @@ describe('bounded results', () => {
       run: null,
       detection: {
         outcome: 'RATE_LIMITED',
+        // The longest cause (the schema does not tie causes to outcomes: the bytes are the point here).
+        cause: 'auth_required',
         retryAfterHeader: s(BOUNDS.header),
         newestSupported: null,
         serverInfo,
