@@ -297,6 +297,8 @@ export function detectionOf(server: ServerPlan) {
   const newest = [...revisions].reverse().find((r) => r.supported);
   return {
     outcome: newest ? 'DETECTED' : 'NONE',
+    // Every unsupported revision answered about itself (HTTP 400 with a JSON-RPC error): no cause.
+    cause: null,
     retryAfterHeader: null,
     newestSupported: newest?.revision ?? null,
     serverInfo: newest ? serverInfo : null,

@@ -4,7 +4,7 @@
 // while an existing server's URL is untouched. Then it offers Newest supported or pinned revisions.
 import { useCallback, useEffect, useRef, useState, useTransition } from 'react';
 import { type DetectAnswer, detectProtocol, type HeaderInput, saveServer } from '../app/servers/actions';
-import { type DetectionEntry, DetectionTable } from './detection-table';
+import { DetectionCause, type DetectionEntry, DetectionTable } from './detection-table';
 import { urlLooksComplete } from './url-looks-complete';
 
 const PAUSE_MS = 1_500;
@@ -199,6 +199,9 @@ export function ServerEditor({
           </p>
         )}
         {answer?.ok && answer.detection.outcome === 'NONE' && (
+          <DetectionCause cause={answer.detection.cause} revisions={answer.detection.revisions as DetectionEntry[]} />
+        )}
+        {answer?.ok && answer.detection.outcome === 'NONE' && !answer.detection.cause && (
           <p className="notice">This URL did not identify itself as an MCP server on any revision.</p>
         )}
         {answer?.ok && answer.detection.outcome === 'RATE_LIMITED' && (

@@ -143,6 +143,8 @@ function hungRun(job: Job, choice: RevisionChoice, ms: number): HandshakeRun {
 function hungDetection(ms: number): Detection {
   return {
     outcome: 'NONE',
+    // Every revision timed out (below): one cause, as probe's cause.ts would name it.
+    cause: 'timeout',
     retryAfterHeader: null,
     newestSupported: null,
     serverInfo: null,

@@ -1,6 +1,6 @@
 // The job and result messages that travel between control and the regional agents. Typed and
 // validated at both ends: a message that fails validation is poison (terminated, counted, logged).
-import { BOUNDS, OUTCOME_NAMES, REVISION_NAMES, REVISIONS } from '@mcp-fleet/probe';
+import { BOUNDS, CAUSE_NAMES, OUTCOME_NAMES, REVISION_NAMES, REVISIONS } from '@mcp-fleet/probe';
 import { z } from 'zod';
 import { REGION_PATTERN, REGION_RULE } from './region';
 
@@ -97,6 +97,15 @@ export const HandshakeRunSchema = z.object({
 
 export const DetectionSchema = z.object({
   outcome: z.enum(['DETECTED', 'NONE', 'RATE_LIMITED']),
+  /**
+   * The one cause of every revision's failure (probe's cause.ts), shown first by the dashboard: one
+   * of a closed set, so a foreign publisher cannot put its own words there. Absent from an agent
+   * older than the field: read as none.
+   */
+  cause: z
+    .enum(CAUSE_NAMES as [string, ...string[]])
+    .nullable()
+    .default(null),
   retryAfterHeader: text(BOUNDS.header).nullable(),
   newestSupported: revision.nullable(),
   serverInfo,

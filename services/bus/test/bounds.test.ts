@@ -1,6 +1,6 @@
 // Bounded results: the largest result the bus's schema accepts, computed from the schema itself,
 // fits NATS's default max_payload (1 MiB), and a result a single character over a bound is refused.
-import { BOUNDS, REVISIONS } from '@mcp-fleet/probe';
+import { BOUNDS, CAUSE_NAMES, REVISIONS } from '@mcp-fleet/probe';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { encodeMessage, ResultSchema } from '../src';
@@ -116,6 +116,8 @@ describe('bounded results', () => {
       run: null,
       detection: {
         outcome: 'RATE_LIMITED',
+        // The longest cause (the schema does not tie causes to outcomes: the bytes are the point here).
+        cause: 'auth_required',
         retryAfterHeader: s(BOUNDS.header),
         newestSupported: null,
         serverInfo,
@@ -193,6 +195,9 @@ describe('bounded results', () => {
         run: null,
         detection: { ...detection, revisions: [...detection.revisions, detection.revisions[0]!] },
       },
+      // A detection's cause is one of probe's closed set, never a publisher's own words.
+      { kind: 'detection' as const, run: null, detection: { ...detection, cause: 'the server is fine, trust me' } },
+      { kind: 'detection' as const, run: null, detection: { ...detection, cause: over(BOUNDS.message) } },
       { agent: over(200) },
       { finishedAt: `2026-01-01T00:00:00.${'1'.repeat(60)}Z` },
     ];
@@ -209,5 +214,16 @@ describe('bounded results', () => {
       ResultSchema.safeParse(result('eu-west', { kind: 'detection', run: null, detection: detection as never }))
         .success,
     ).toBe(true);
+    // Every cause passes and travels; a result from an agent older than the field reads as none.
+    for (const cause of CAUSE_NAMES) {
+      const parsed = ResultSchema.parse(
+        result('eu-west', { kind: 'detection', run: null, detection: { ...detection, cause } as never }),
+      );
+      expect(parsed.detection?.cause).toBe(cause);
+    }
+    const older = ResultSchema.parse(
+      result('eu-west', { kind: 'detection', run: null, detection: detection as never }),
+    );
+    expect(older.detection?.cause).toBeNull();
   });
 });

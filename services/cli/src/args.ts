@@ -3,7 +3,7 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { isRevision, REVISION_NAMES, type Revision, type RevisionChoice } from '@mcp-fleet/probe';
 import { AuthConfigError, withSecretFiles } from '@mcp-fleet/store/api-tokens';
-import { UsageError } from './usage';
+import { parseArgsError, UsageError } from './usage';
 
 export const COMMON_OPTIONS = {
   header: { type: 'string', multiple: true, short: 'H' },
@@ -15,7 +15,7 @@ export function parse<O extends NonNullable<ParseArgsConfig['options']>>(args: s
   try {
     return parseArgs({ args, options, allowPositionals: true, strict: true });
   } catch (err) {
-    throw new UsageError((err as Error).message);
+    throw parseArgsError(err);
   }
 }
 
@@ -34,13 +34,27 @@ export function targetUrl(positionals: string[], verb: string): URL {
   return url;
 }
 
+/** An HTTP header name (RFC 9110's token). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/**
+ * `--header 'Name: value'`, repeated. Errors name the header only when it is nothing but a name
+ * (`--header Authorization`): a value is a credential and is never printed.
+ */
 export function headers(list: string[] | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   for (const h of list ?? []) {
     const colon = h.indexOf(':');
-    const name = colon > 0 ? h.slice(0, colon).trim() : '';
-    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name))
-      throw new UsageError(`--header takes 'Name: value', got a header with no valid name`);
+    if (colon === -1) {
+      const name = h.trim();
+      throw new UsageError(
+        HEADER_NAME.test(name)
+          ? `--header '${name}': missing ':' and value (--header '${name}: value')`
+          : `--header takes 'Name: value', and this one has no ':'`,
+      );
+    }
+    const name = h.slice(0, colon).trim();
+    if (!HEADER_NAME.test(name)) throw new UsageError(`--header takes 'Name: value', got a header with no valid name`);
     out[name] = h.slice(colon + 1).trim();
   }
   return out;

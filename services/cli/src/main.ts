@@ -1,5 +1,6 @@
 // The mcp-fleet command: one verb per file under commands/.
-import { EXIT, USAGE, UsageError } from './usage';
+import { readFileSync } from 'node:fs';
+import { EXIT, USAGE, UsageError, VERB_USAGE, verbUsage } from './usage';
 
 type Command = (args: string[], out: (s: string) => void) => Promise<number>;
 
@@ -18,22 +19,47 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   secrets: async () => (await import('./commands/secrets')).secretsCommand,
 };
 
+/** The CLI package's version (the workspace's packages move together). */
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+/** `--help` or `-h` among a verb's arguments (before a `--`, after which everything is positional). */
+function asksForHelp(args: string[]): boolean {
+  const end = args.indexOf('--');
+  return (end === -1 ? args : args.slice(0, end)).some((a) => a === '--help' || a === '-h');
+}
+
 export async function main(
   argv: string[],
   out = (s: string) => process.stdout.write(s.endsWith('\n') ? s : `${s}\n`),
 ): Promise<number> {
   const [verb, ...rest] = argv;
   if (verb === undefined || verb === 'help' || verb === '--help' || verb === '-h') {
-    out(USAGE);
+    // `mcp-fleet help detect` is `mcp-fleet detect --help`.
+    const about = verb === 'help' && rest[0] !== undefined && VERB_USAGE[rest[0]] ? verbUsage(rest[0]) : USAGE;
+    out(about);
     return verb === undefined ? EXIT.usage : EXIT.ok;
   }
+  if (verb === '--version' || verb === '-V') {
+    out(`mcp-fleet ${version()}`);
+    return EXIT.ok;
+  }
   const command = COMMANDS[verb];
+  if (!command) {
+    process.stderr.write(`mcp-fleet: unknown command "${verb}"\nsee mcp-fleet --help\n`);
+    return EXIT.usage;
+  }
+  if (asksForHelp(rest)) {
+    out(verbUsage(verb));
+    return EXIT.ok;
+  }
   try {
-    if (!command) throw new UsageError(`unknown command "${verb}"`);
     return await (await command())(rest, out);
   } catch (err) {
     if (err instanceof UsageError) {
-      process.stderr.write(`mcp-fleet: ${err.message}\nRun "mcp-fleet help" for usage.\n`);
+      process.stderr.write(`mcp-fleet ${verb}: ${err.message}\nsee mcp-fleet ${verb} --help\n`);
       return EXIT.usage;
     }
     process.stderr.write(`mcp-fleet: internal error: ${(err as Error)?.message ?? String(err)}\n`);

@@ -1,46 +1,109 @@
 // Usage text and the error a bad argument raises: a clear line and exit code 2, never a stack trace.
+// Light on purpose (no imports): every verb and `--help` load it.
 
 export class UsageError extends Error {}
 
+/** Exit codes. detect and handshake give each cause (probe's cause.ts) its own, so scripts can branch. */
 export const EXIT = {
   ok: 0,
-  /** detect: NONE; handshake: the run failed. */
+  /** detect: NONE with no single cause (not an MCP server); handshake: any other failure. */
   failed: 1,
   usage: 2,
-  /** detect: RATE_LIMITED. */
+  /** detect: RATE_LIMITED; handshake: rate_limited. */
   rateLimited: 3,
+  unreachable: 4,
+  dns: 5,
+  tls: 6,
+  authRequired: 7,
+  serverError: 8,
+  timeout: 9,
+  policy: 10,
   internal: 70,
 } as const;
+
+/** Each verb's usage, printed by `mcp-fleet <verb> --help` and, together, by `mcp-fleet --help`. */
+export const VERB_USAGE: Record<string, string> = {
+  detect: `mcp-fleet detect <url> [--header 'Name: value']... [--timeout ms] [--json]
+                                       which revisions the server accepts (at most 8 requests);
+                                       --timeout bounds each request (default 10000)`,
+  handshake: `mcp-fleet handshake <url> --revision newest|<revision> [--current <revision>]
+                      [--header 'Name: value']... [--timeout ms] [--json]
+                                       one handshake run, newest supported or pinned; --current is
+                                       the revision a newest-supported test spoke last time`,
+  bench: `mcp-fleet bench handshake <url> [--revision newest|<revision>] [--concurrency N]
+                      [--seconds S] [--header 'Name: value']... [--timeout ms] [--json]
+                                       handshakes per second against one server`,
+  sim: `mcp-fleet sim [--port base] [--drift] start the simulated fleet and print its targets`,
+  demo: `mcp-fleet demo [--port base] [--once] [--verbose]
+                                       start the fleet and detect every target`,
+  up: `mcp-fleet up [--fleet mcp-fleet.yaml] [--no-dashboard] [--demo-interval seconds]
+                                       the whole monitor on one machine (no file: the demo fleet)`,
+  control: `mcp-fleet control [--fleet file] [--host addr]
+                                       the control plane alone (DATABASE_URL, NATS_URL)`,
+  agent: `mcp-fleet agent --region <name> [--concurrency N] [--metrics-port P] [--host addr]
+                  [--ack-wait ms] [--allow cidrs] [--deny cidrs] [--schemes list]
+                                       a regional probe agent (NATS_URL); its own probe floor
+                                       (default: public addresses, http and https) bounds every job`,
+  apply: `mcp-fleet apply [--fleet mcp-fleet.yaml] [--api url]
+                                       check the fleet file, expand its \${NAME} from this
+                                       environment, send it to the running control`,
+  secrets: `mcp-fleet secrets init --dir <dir> [--region <name>]... [--owner [<role>=]<uid>[:<gid>]]
+                                       generate what a compose stack needs where missing (0600)`,
+};
+
+const EXIT_CODES = `Exit codes (detect and handshake):
+  0   detect: DETECTED; handshake: success or downgrade
+  1   detect: NONE, not an MCP server; handshake: any other failure (not MCP, protocol error,
+      the pinned revision not spoken)
+  2   usage error (bad arguments)
+  3   rate limited (HTTP 429)
+  4   unreachable (connection refused or reset)
+  5   DNS (the name does not resolve, or the lookup timed out)
+  6   TLS (certificate expired, self-signed, untrusted or for another name)
+  7   auth required (HTTP 401 or 403: pass --header 'Authorization: …')
+  8   server error (HTTP 5xx)
+  9   timeout
+  10  refused by policy (a probe floor)
+  70  internal error`;
+
+const REVISIONS_LINE = 'Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28.';
 
 export const USAGE = `mcp-fleet: watch which MCP protocol revisions a fleet of servers speaks
 
 Usage:
-  mcp-fleet detect <url> [--header 'Name: value']... [--timeout ms] [--json]
-  mcp-fleet handshake <url> --revision newest|<revision> [--current <revision>]
-                      [--header 'Name: value']... [--timeout ms] [--json]
-  mcp-fleet bench handshake <url> [--revision newest|<revision>] [--concurrency N]
-                      [--seconds S] [--header ...] [--timeout ms] [--json]
-  mcp-fleet sim [--port base] [--drift] start the simulated fleet and print its targets
-  mcp-fleet demo [--port base] [--once] start the fleet and detect every target
-  mcp-fleet up [--fleet mcp-fleet.yaml] [--no-dashboard]
-                                       the whole monitor on one machine (no file: the demo fleet)
-  mcp-fleet control [--fleet file]       the control plane alone (DATABASE_URL, NATS_URL)
-  mcp-fleet agent --region <name> [--concurrency N] [--metrics-port P] [--ack-wait ms]
-                  [--allow cidrs] [--deny cidrs] [--schemes list]
-                                       a regional probe agent (NATS_URL); its own probe floor
-                                       (default: public addresses, http and https) bounds every job
-  mcp-fleet apply [--fleet mcp-fleet.yaml] [--api url]
-                                       check the fleet file, expand its \${NAME} from this
-                                       environment, send it to the running control
-  mcp-fleet secrets init --dir <dir> [--region <name>]... [--owner [<role>=]<uid>[:<gid>]]
-                                       generate what a compose stack needs where missing (0600)
+${Object.values(VERB_USAGE)
+  .map((u) => `  ${u}`)
+  .join('\n')}
+  mcp-fleet <verb> --help              one verb's usage
+  mcp-fleet --version
 
-Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28.
+${REVISIONS_LINE}
 
-Exit codes:
-  0  detect: DETECTED; handshake: success or downgrade
-  1  detect: NONE; handshake: any other outcome
-  2  usage error (bad arguments)
-  3  detect: RATE_LIMITED
-  70 internal error
+${EXIT_CODES}
 `;
+
+/** `mcp-fleet <verb> --help`: the verb's usage, the revisions where they matter, the exit codes where they vary. */
+export function verbUsage(verb: string): string {
+  const probes = verb === 'detect' || verb === 'handshake' || verb === 'bench';
+  return `Usage:\n  ${VERB_USAGE[verb]}\n${probes ? `\n${REVISIONS_LINE}\n` : ''}${verb === 'detect' || verb === 'handshake' ? `\n${EXIT_CODES}\n` : ''}`;
+}
+
+/**
+ * node:util parseArgs's errors in one line each (its own run to three lines of advice about `--`):
+ * "unknown option --frob", "--header needs a value".
+ */
+export function parseArgsError(err: unknown): UsageError {
+  const message = (err as Error)?.message ?? String(err);
+  const unknown = /^Unknown option '([^']+)'/.exec(message);
+  if (unknown) return new UsageError(`unknown option ${unknown[1]}`);
+  const missing = /^Option '(?:-\w, )?(--?[\w-]+)[^']*' argument missing/.exec(message);
+  if (missing) return new UsageError(`${missing[1]} needs a value`);
+  const ambiguous = /^Option '(--?[\w-]+)' argument is ambiguous/.exec(message);
+  if (ambiguous)
+    return new UsageError(
+      `${ambiguous[1]} needs a value, and the next argument starts with "-" (write ${ambiguous[1]}=<value> if that is the value)`,
+    );
+  const noValue = /^Option '(--?[\w-]+)' does not take an argument/.exec(message);
+  if (noValue) return new UsageError(`${noValue[1]} takes no value`);
+  return new UsageError(message.split('\n')[0] ?? message);
+}

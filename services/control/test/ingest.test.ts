@@ -115,6 +115,7 @@ describe.each<[Flavour]>([['postgres+nats'], ['pglite+memory']])(
         run: null,
         detection: {
           outcome: 'DETECTED',
+          cause: null,
           retryAfterHeader: null,
           newestSupported: '2026-07-28',
           serverInfo: { name: 'forged', version: '1' },

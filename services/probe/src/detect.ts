@@ -2,6 +2,7 @@
 // probed on its own, never stopping at the first answer, in at most eight requests and 20 s.
 // A detection is not a run: it changes no test.
 import { boundDetection, excerpt } from './bounds';
+import { type Cause, sharedCause } from './cause';
 import { DEFAULT_TIMEOUT_MS, ProbeContext, type ProbeOptions } from './context';
 import { type Evidence, evidenceOf, storable } from './evidence';
 import type { Opening, ServerInfo } from './opening';
@@ -27,6 +28,11 @@ export interface RevisionDetection {
 
 export interface Detection {
   outcome: DetectionOutcome;
+  /**
+   * What explains every revision when one thing does (a refused connection, a 401, a 503…, cause.ts),
+   * so nothing was learnt about any: lead with it. Null when detected, or when the revisions differ.
+   */
+  cause: Cause | null;
   retryAfterHeader: string | null;
   newestSupported: Revision | null;
   serverInfo: ServerInfo | null;
@@ -56,10 +62,12 @@ export async function detect(url: string | URL, opts: ProbeOptions = {}): Promis
   const newest = [...revisions].reverse().find((r) => r.supported);
   const limited = ctx.exchanges.find((e) => e.status === 429);
   const outcome: DetectionOutcome = limited ? 'RATE_LIMITED' : newest ? 'DETECTED' : 'NONE';
+  const cause = outcome === 'NONE' ? sharedCause(revisions.map((r) => r.evidence)) : null;
   // Redacted, then cut to the bounds (bounds.ts), then made storable.
   return storable(
     boundDetection({
       outcome,
+      cause,
       retryAfterHeader: limited?.headers.retryAfter ? redact(limited.headers.retryAfter, ctx.secrets) : null,
       newestSupported: newest?.revision ?? null,
       serverInfo: newest?.serverInfo ?? null,

@@ -16,6 +16,8 @@ export type ReachabilityFailure =
   | 'tls'
   | 'malformed_http'
   | 'network'
+  /** The probe's policy or floor refused the address or scheme before any dial (target-policy.ts). */
+  | 'policy'
   | 'request_budget';
 
 export interface Exchange {
@@ -242,6 +244,8 @@ export function classifyError(err: unknown): [ReachabilityFailure, string] {
   };
   const code = e?.code ?? e?.cause?.code ?? '';
   const detail = e?.cause?.message ?? e?.message ?? String(err);
+  // target-policy.ts's PolicyRefusal (by name: it carries no code); its message says which rule refused.
+  if (e?.name === 'PolicyRefusal' || e?.cause?.name === 'PolicyRefusal') return ['policy', detail];
   if (code === 'ECONNREFUSED') return ['connection_refused', 'the connection was refused'];
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NODATA')
     return ['dns', `the host name could not be resolved (${code})`];

@@ -3,6 +3,7 @@
 // the revision up again only on an era signal; a pinned run fails `mcp.protocol.revision` when the
 // server no longer speaks its revision. A run keeps at most one lookup; its timeout covers it.
 import { boundRun, excerpt } from './bounds';
+import { causeOf, causeSentence } from './cause';
 import { DEFAULT_TIMEOUT_MS, ProbeContext, type ProbeOptions } from './context';
 import { type Evidence, evidenceOf, storable } from './evidence';
 import type { Exchange } from './exchange';
@@ -147,25 +148,24 @@ class RunBuilder {
   failLookup(looked: Lookup, pinned: Revision | undefined): HandshakeRun {
     this.lookup = looked;
     const failure = looked.failure ?? { outcome: 'not_mcp' as const, message: NOT_IDENTIFIED };
+    const evidence = evidenceOf(looked.decisive, failure.message, this.ctx.secrets);
+    const message = leadingWithCause(failure.message, evidence);
     return this.#build({
       outcome: failure.outcome,
-      message: failure.message,
+      message,
       assertion: {
         name: 'mcp.initialize',
         expected: pinned ?? 'an MCP server',
         actual: 'unsupported',
-        message: NOT_IDENTIFIED,
+        message: failure.outcome === 'not_mcp' ? NOT_IDENTIFIED : message,
       },
-      evidence: evidenceOf(looked.decisive, failure.message, this.ctx.secrets),
+      evidence,
     });
   }
 
   fail(failure: { outcome: Outcome; message: string }, decisive: Exchange | undefined): HandshakeRun {
-    return this.#build({
-      outcome: failure.outcome,
-      message: failure.message,
-      evidence: evidenceOf(decisive, failure.message, this.ctx.secrets),
-    });
+    const evidence = evidenceOf(decisive, failure.message, this.ctx.secrets);
+    return this.#build({ outcome: failure.outcome, message: leadingWithCause(failure.message, evidence), evidence });
   }
 
   #build(parts: Partial<HandshakeRun> & { outcome: Outcome; message: string }): HandshakeRun {
@@ -198,4 +198,10 @@ class RunBuilder {
       }),
     );
   }
+}
+
+/** A failure whose reply shows a cause (a 401, a refused connection…: cause.ts) is told by that cause. */
+function leadingWithCause(message: string, evidence: Evidence): string {
+  const cause = causeOf(evidence);
+  return cause ? causeSentence(cause, evidence) : message;
 }

@@ -1,4 +1,14 @@
 export { BOUNDS, CUT_MARK, cut } from './bounds';
+export {
+  CAUSE_NAMES,
+  CAUSES,
+  type Cause,
+  type CauseEvidence,
+  causeOf,
+  causeSentence,
+  learntNothing,
+  sharedCause,
+} from './cause';
 export { CLIENT_INFO } from './client-info';
 export { DEFAULT_TIMEOUT_MS, ProbeContext, type ProbeOptions } from './context';
 export {

@@ -65,10 +65,13 @@ function foundIn(o: Opening): Omit<Lookup, 'requests'> {
 function ended(ex: Exchange | undefined): Omit<Lookup, 'requests'> | undefined {
   if (!ex || !(ex.failure || isNeverSignalStatus(ex.status))) return undefined;
   const { outcome, message } = judge(ex, 'lookup');
+  // A reply not in HTTP did not identify itself; a 401, a 429, a 5xx or a refused connection says
+  // nothing about MCP, so its own words stand (the run leads with its cause: cause.ts).
+  const notHttp = ex.failure === 'malformed_http' || ex.failure === 'request_budget';
   return {
     found: undefined,
     serverInfo: undefined,
-    failure: { outcome, message: `${NOT_IDENTIFIED} (${message})` },
+    failure: { outcome, message: notHttp ? `${NOT_IDENTIFIED} (${message})` : message },
     decisive: ex,
   };
 }

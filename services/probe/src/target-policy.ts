@@ -259,7 +259,7 @@ export class TargetPolicy {
   }
 }
 
-/** Refused by policy. No `code`: the probe reports the message as an unreachable target. */
+/** Refused by policy. No `code`: the probe (exchange.ts) knows it by name, a `policy` reachability failure. */
 export class PolicyRefusal extends Error {
   override readonly name = 'PolicyRefusal';
 }

@@ -80,7 +80,7 @@ describe('bounded DNS lookups', () => {
     for (const run of healthyRuns) expect(run).toMatchObject({ outcome: 'success', negotiated: '2026-07-28' });
     for (const run of stalledRuns) {
       expect(run.outcome).toBe('unreachable');
-      expect(run.message).toBe('server/discover: DNS lookup for api.stall.localhost did not answer within 500 ms');
+      expect(run.message).toBe('DNS lookup for api.stall.localhost did not answer within 500 ms');
       expect(run.evidence).toMatchObject({ status: null, reachabilityFailure: 'dns' });
     }
     // One lookup for the stalling name, however many probes asked: it holds one slot of two.
@@ -107,7 +107,7 @@ describe('bounded DNS lookups', () => {
     for (const run of runs) expect(run.outcome).toBe('unreachable');
     expect(runs[0]!.message).toMatch(/DNS lookup for a\.stall\.localhost did not answer within 500 ms$/);
     expect(runs[3]!.message).toBe(
-      'server/discover: DNS lookup for late.good.localhost did not answer within 500 ms (it waited for one of the 2 lookups this process runs at once)',
+      'DNS lookup for late.good.localhost did not answer within 500 ms (it waited for one of the 2 lookups this process runs at once)',
     );
     expect(dns.running).toBe(2);
     // Once the resolver gives the threads back, the next probes resolve and succeed.

@@ -109,9 +109,15 @@ describe('the lookup', () => {
     expect(lookupRequests.map((r) => r.method)).toEqual(['POST', 'POST', 'DELETE']);
   });
 
-  it.each([401, 403, 500, 503])('HTTP %i ends it: the target did not identify itself', async (status) => {
+  it.each([
+    [401, 'auth required: HTTP 401 (the server asked for credentials)'],
+    [403, 'auth required: HTTP 403 (the server asked for credentials)'],
+    [500, 'server error: HTTP 500 (the server failed; it may be down or overloaded)'],
+    [503, 'server error: HTTP 503 (the server failed; it may be down or overloaded)'],
+  ])('HTTP %i ends it, and the run leads with its cause, not "did not identify itself"', async (status, message) => {
     const run = await handshake(reply(status, 'html'), { revision: 'newest' });
-    expect(run.message.startsWith(NOT_IDENTIFIED)).toBe(true);
+    expect(run.message).toBe(message);
+    expect(run.assertion?.message).toBe(message);
     expect(run.lookup.requests).toBe(1);
     expect(fleet().requests('replies')).toHaveLength(1);
   });

@@ -18,6 +18,7 @@ import { Agent, type Dispatcher } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   BOUNDS,
+  type Cause,
   type Detection,
   detect,
   type Evidence,
@@ -94,6 +95,8 @@ interface Case {
   detection: {
     outcome: 'NONE' | 'DETECTED';
     newestSupported?: Revision | null;
+    /** The one cause of every revision's failure (cause.ts); default null. */
+    cause?: Cause;
     /** What every unsupported revision's evidence shows. */
     evidence?: EvidenceExpectation;
   };
@@ -103,6 +106,8 @@ const JSON_TYPE = /^application\/json/;
 const SSE_TYPE = /^text\/event-stream/;
 const TOO_LARGE = /the answer is larger than a probe reads, so it was cut off unread/;
 const NOT_IDENTIFIED = /^the target did not identify itself as an MCP server/;
+/** A run whose reply shows a cause leads with it (cause.ts), not with "did not identify itself". */
+const TIMED_OUT = /^timeout: no answer within \d+ ms$/;
 /** hostile-huge-error's message, as a probe reports it: the beginning, cut to BOUNDS.message with the mark. */
 const HUGE_ERROR_CUT = (what: string) =>
   new RegExp(
@@ -117,24 +122,29 @@ const timeoutEverywhere = (status: number | null, contentType?: RegExp): Omit<Ca
   const evidence: EvidenceExpectation = { status, reachabilityFailure: 'timeout' };
   if (contentType) evidence.contentType = contentType;
   return {
-    newest: { outcome: 'timeout', message: NOT_IDENTIFIED, evidence },
+    newest: { outcome: 'timeout', message: TIMED_OUT, evidence },
     pinned: {
-      '2025-11-25': { outcome: 'timeout', message: /^initialize: no answer within \d+ ms$/, evidence },
-      '2026-07-28': { outcome: 'timeout', message: /^server\/discover: no answer within \d+ ms$/, evidence },
+      '2025-11-25': { outcome: 'timeout', message: TIMED_OUT, evidence },
+      '2026-07-28': { outcome: 'timeout', message: TIMED_OUT, evidence },
     },
-    detection: { outcome: 'NONE', evidence },
+    detection: { outcome: 'NONE', cause: 'timeout', evidence },
   };
 };
 
-const unreachableEverywhere = (failure: ReachabilityFailure, message: RegExp): Omit<Case, 'name'> => {
+/** No HTTP answer on any request: not HTTP at all (no cause: it did not identify itself), or a cause such as TLS. */
+const unreachableEverywhere = (
+  failure: ReachabilityFailure,
+  message: RegExp,
+  cause?: { cause: Cause; lead: RegExp },
+): Omit<Case, 'name'> => {
   const evidence: EvidenceExpectation = { status: null, reachabilityFailure: failure, message };
   return {
-    newest: { outcome: 'unreachable', message: NOT_IDENTIFIED, evidence },
+    newest: { outcome: 'unreachable', message: cause?.lead ?? NOT_IDENTIFIED, evidence },
     pinned: {
-      '2025-11-25': { outcome: 'unreachable', message: /^initialize: /, evidence },
-      '2026-07-28': { outcome: 'unreachable', message: /^server\/discover: /, evidence },
+      '2025-11-25': { outcome: 'unreachable', message: cause?.lead ?? /^initialize: /, evidence },
+      '2026-07-28': { outcome: 'unreachable', message: cause?.lead ?? /^server\/discover: /, evidence },
     },
-    detection: { outcome: 'NONE', evidence },
+    detection: { outcome: 'NONE', evidence, ...(cause ? { cause: cause.cause } : {}) },
   };
 };
 
@@ -221,16 +231,24 @@ const CASES: Case[] = [
   // (12) a TCP reset in the middle of the body: the status came, the answer did not.
   {
     name: 'hostile-reset',
-    newest: { outcome: 'unreachable', message: NOT_IDENTIFIED, evidence: { reachabilityFailure: 'connection_reset' } },
+    newest: {
+      outcome: 'unreachable',
+      message: /^unreachable: the connection was closed/,
+      evidence: { reachabilityFailure: 'connection_reset' },
+    },
     pinned: {
       '2025-11-25': {
         outcome: 'unreachable',
-        message: /^initialize: the connection was closed before the answer was complete$/,
+        message: /^unreachable: the connection was closed before the answer was complete$/,
         evidence: { status: 200, contentType: JSON_TYPE, reachabilityFailure: 'connection_reset' },
       },
       '2026-07-28': { outcome: 'unreachable', evidence: { status: 200, reachabilityFailure: 'connection_reset' } },
     },
-    detection: { outcome: 'NONE', evidence: { status: 200, reachabilityFailure: 'connection_reset' } },
+    detection: {
+      outcome: 'NONE',
+      cause: 'unreachable',
+      evidence: { status: 200, reachabilityFailure: 'connection_reset' },
+    },
   },
   // (13) a redirect to an address the policy denies: recorded, never followed (a listener there counts).
   {
@@ -254,10 +272,19 @@ const CASES: Case[] = [
   // (14) a self-signed certificate.
   {
     name: 'hostile-tls-self-signed',
-    ...unreachableEverywhere('tls', /the TLS handshake failed \(DEPTH_ZERO_SELF_SIGNED_CERT/),
+    ...unreachableEverywhere('tls', /the TLS handshake failed \(DEPTH_ZERO_SELF_SIGNED_CERT/, {
+      cause: 'tls',
+      lead: /^TLS: the certificate is self-signed \(DEPTH_ZERO_SELF_SIGNED_CERT\)$/,
+    }),
   },
   // (15) an expired certificate (its CA unknown to the probe too, but expiry is what OpenSSL reports).
-  { name: 'hostile-tls-expired', ...unreachableEverywhere('tls', /the TLS handshake failed \(CERT_HAS_EXPIRED/) },
+  {
+    name: 'hostile-tls-expired',
+    ...unreachableEverywhere('tls', /the TLS handshake failed \(CERT_HAS_EXPIRED/, {
+      cause: 'tls',
+      lead: /^TLS: the certificate has expired \(CERT_HAS_EXPIRED\)$/,
+    }),
+  },
   // (16) the right answers under the wrong JSON-RPC id.
   {
     name: 'hostile-wrong-id',
@@ -314,7 +341,10 @@ const CASES: Case[] = [
   // A certificate for another name (and from a CA the probe does not know).
   {
     name: 'hostile-tls-wrong-name',
-    ...unreachableEverywhere('tls', /the TLS handshake failed \(UNABLE_TO_VERIFY_LEAF_SIGNATURE/),
+    ...unreachableEverywhere('tls', /the TLS handshake failed \(UNABLE_TO_VERIFY_LEAF_SIGNATURE/, {
+      cause: 'tls',
+      lead: /^TLS: the certificate is issued by a CA this machine does not trust \(UNABLE_TO_VERIFY_LEAF_SIGNATURE\)$/,
+    }),
   },
   // A 250 KB JSON-RPC error message to every request (on the stream for HTTP+SSE): reported, cut to its bounds.
   {
@@ -408,6 +438,7 @@ function expectRun(run: HandshakeRun, wallMs: number, want: RunExpectation, what
 function expectDetection(d: Detection, wallMs: number, want: Case['detection'], what: string, lagMs: number) {
   expect(wallMs, `${what}: wall time`).toBeLessThanOrEqual(DETECT_TIMEOUT_MS + MARGIN_MS + lagMs);
   expect(d.outcome, `${what}: outcome`).toBe(want.outcome);
+  expect(d.cause, `${what}: cause`).toBe(want.cause ?? null);
   if (want.newestSupported !== undefined)
     expect(d.newestSupported, `${what}: newestSupported`).toBe(want.newestSupported);
   expect(d.revisions, `${what}: one entry per revision`).toHaveLength(5);

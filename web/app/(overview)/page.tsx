@@ -158,8 +158,8 @@ export default async function Overview({ searchParams }: { searchParams: SearchP
         <section className="panel" aria-labelledby="moves-h">
           <h2 id="moves-h">Era moves</h2>
           <p className="sub">
-            {summary.eraMoves} moves in the last {range.name} ({summary.downgrades} to an older revision,{' '}
-            {summary.eraChanges} across eras)
+            {summary.eraMoves} {summary.eraMoves === 1 ? 'move' : 'moves'} in the last {range.name} (
+            {summary.downgrades} to an older revision, {summary.eraChanges} across eras)
             {summary.eraMoves > timeline.length ? `; the timeline shows the newest ${timeline.length}` : ''}.{' '}
             <Link href="/era-moves">All moves →</Link>
           </p>

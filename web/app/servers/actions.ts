@@ -22,6 +22,8 @@ export type DetectAnswer =
       ok: true;
       detection: {
         outcome: string;
+        /** The one cause of every revision's failure (probe's cause.ts), or null. */
+        cause?: string | null;
         newestSupported: string | null;
         revisions: unknown[];
         retryAfterHeader?: string | null;

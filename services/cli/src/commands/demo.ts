@@ -1,5 +1,5 @@
 import { startSim } from '@mcp-fleet/fleet-sim';
-import { detect } from '@mcp-fleet/probe';
+import { CAUSES, detect } from '@mcp-fleet/probe';
 import { parse } from '../args';
 import { columns } from '../table';
 import { EXIT, UsageError } from '../usage';
@@ -29,7 +29,8 @@ export async function demoCommand(args: string[], out: (s: string) => void): Pro
       const supported = d.revisions.filter((r) => r.supported).map((r) => r.revision);
       rows.push([
         t.name,
-        d.outcome,
+        // NONE alone would read "not MCP" for a server that is only down or wants a token.
+        d.cause ? `${d.outcome} (${CAUSES[d.cause]})` : d.outcome,
         d.newestSupported ?? '-',
         supported.join(' ') || '-',
         String(d.requests),

@@ -1,7 +1,9 @@
-import { type Detection, detect, displayUrl } from '@mcp-fleet/probe';
+import { causeSentence, type Detection, detect, displayUrl, learntNothing } from '@mcp-fleet/probe';
 import { COMMON_OPTIONS, headers, parse, positiveInt, targetUrl } from '../args';
+import { CAUSE_HINTS } from '../cause-hint';
+import { detectionExit } from '../exit-status';
+import { plural } from '../plural';
 import { columns } from '../table';
-import { EXIT } from '../usage';
 
 export async function detectCommand(args: string[], out: (s: string) => void): Promise<number> {
   const { values, positionals } = parse(args, COMMON_OPTIONS);
@@ -11,24 +13,41 @@ export async function detectCommand(args: string[], out: (s: string) => void): P
     timeoutMs: positiveInt(values.timeout, '--timeout', 10_000, 600_000),
   });
   out(values.json ? JSON.stringify(detection, null, 2) : formatDetection(displayUrl(url), detection));
-  return detection.outcome === 'DETECTED' ? EXIT.ok : detection.outcome === 'NONE' ? EXIT.failed : EXIT.rateLimited;
+  return detectionExit(detection);
 }
 
-/** The detection as the editor shows it: Revision | Generation | Result | Note, with evidence under each unsupported revision. */
+/**
+ * The detection as the editor shows it: Revision | Generation | Result | Note, with evidence under
+ * each unsupported revision. When one cause explains every revision it comes first, and revisions
+ * that learnt nothing (a cause, a 429) read "unknown", not "Not supported".
+ */
 export function formatDetection(target: string, d: Detection): string {
   const server = d.serverInfo ? ` · server ${d.serverInfo.name} ${d.serverInfo.version}`.trimEnd() : '';
-  const head = [
-    `Target   ${target}`,
-    `Outcome  ${d.outcome}${d.newestSupported ? ` · newest supported ${d.newestSupported}` : ''}${server} · ${d.requests} requests in ${d.millis} ms`,
-  ];
-  if (d.outcome === 'NONE') head.push('         This URL did not identify itself as an MCP server on any revision.');
+  const head = [`Target   ${target}`];
+  const first = d.revisions[0]?.evidence;
+  if (d.cause && first) {
+    head.push(
+      `Cause    ${causeSentence(d.cause, first)} on every revision, so nothing was learnt about which it speaks`,
+    );
+    head.push(`         ${CAUSE_HINTS[d.cause]}`);
+  }
+  head.push(
+    `Outcome  ${d.outcome}${d.newestSupported ? ` · newest supported ${d.newestSupported}` : ''}${server} · ${plural(d.requests, 'request')} in ${d.millis} ms`,
+  );
+  if (d.outcome === 'NONE' && !d.cause)
+    head.push('         This URL did not identify itself as an MCP server on any revision.');
   if (d.outcome === 'RATE_LIMITED')
     head.push(
       `         The server rate-limited the detection (HTTP 429); try again later.${d.retryAfterHeader ? ` Retry-After: ${d.retryAfterHeader}` : ''}`,
     );
   const rows = [['Revision', 'Generation', 'Result', 'Note']];
   for (const r of d.revisions)
-    rows.push([r.revision, r.generation, r.supported ? 'Supported' : 'Not supported', r.note]);
+    rows.push([
+      r.revision,
+      r.generation,
+      r.supported ? 'Supported' : learntNothing(r.evidence) ? 'unknown' : 'Not supported',
+      r.note,
+    ]);
   // Evidence goes on its own line under its revision, outside the columns so it cannot widen them.
   const lines = columns(rows).split('\n');
   const table = [

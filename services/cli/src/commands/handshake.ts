@@ -1,7 +1,10 @@
-import { displayUrl, type HandshakeRun, handshake, isPassing } from '@mcp-fleet/probe';
+import { causeOf, displayUrl, type HandshakeRun, handshake } from '@mcp-fleet/probe';
 import { COMMON_OPTIONS, headers, parse, positiveInt, revision, revisionChoice, targetUrl } from '../args';
+import { CAUSE_HINTS } from '../cause-hint';
+import { runExit } from '../exit-status';
+import { plural } from '../plural';
 import { columns } from '../table';
-import { EXIT, UsageError } from '../usage';
+import { UsageError } from '../usage';
 
 const OPTIONS = { ...COMMON_OPTIONS, revision: { type: 'string' }, current: { type: 'string' } } as const;
 
@@ -19,10 +22,12 @@ export async function handshakeCommand(args: string[], out: (s: string) => void)
     timeoutMs: positiveInt(values.timeout, '--timeout', 10_000, 600_000),
   });
   out(values.json ? JSON.stringify(run, null, 2) : formatRun(displayUrl(url), run));
-  return isPassing(run.outcome) ? EXIT.ok : EXIT.failed;
+  return runExit(run);
 }
 
 export function formatRun(target: string, run: HandshakeRun): string {
+  // A run whose reply shows a cause (a 401, a refused connection…) says so first, then what to do.
+  const cause = causeOf(run.evidence);
   const rows = [
     ['Target', target],
     [
@@ -31,20 +36,27 @@ export function formatRun(target: string, run: HandshakeRun): string {
         ? `${run.requested} (pinned)`
         : `Newest supported (currently ${run.negotiated ?? 'unknown'})`,
     ],
-    ['Outcome', `${run.outcome}: ${run.message}`],
+    ['Outcome', cause ? run.outcome : `${run.outcome}: ${run.message}`],
+    ...(cause
+      ? [
+          ['Cause', run.message],
+          ['', CAUSE_HINTS[cause]],
+        ]
+      : []),
     ['Requested', run.requested ?? '-'],
     ['Negotiated', run.negotiated ?? '-'],
   ];
   if (run.generation) rows.push(['Generation', `${run.generation} (${run.era})`]);
   if (run.previousRevision) rows.push(['Previous', run.previousRevision]);
   if (run.serverInfo) rows.push(['Server', `${run.serverInfo.name} ${run.serverInfo.version}`]);
-  if (run.assertion)
+  // "mcp.initialize expected an MCP server" says nothing when a cause stopped the run before any answer.
+  if (run.assertion && !(cause && run.assertion.name === 'mcp.initialize'))
     rows.push([
       'Assertion',
       `${run.assertion.name} expected ${run.assertion.expected}, actual ${run.assertion.actual}`,
     ]);
   if (run.lookup.performed)
-    rows.push(['Lookup', `found ${run.lookup.found ?? 'nothing'} in ${run.lookup.requests} requests`]);
-  rows.push(['Requests', `${run.requests} in ${run.millis} ms`]);
+    rows.push(['Lookup', `found ${run.lookup.found ?? 'nothing'} in ${plural(run.lookup.requests, 'request')}`]);
+  rows.push(['Requests', `${plural(run.requests, 'request')} in ${run.millis} ms`]);
   return `${columns(rows)}\n`;
 }

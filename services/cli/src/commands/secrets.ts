@@ -26,7 +26,7 @@ import { assertRegion } from '@mcp-fleet/bus/region';
 import { AuthConfigError, tokensFromEnv } from '@mcp-fleet/store/api-tokens';
 import { generateSecretKey, parseSecretKey, SecretKeyError } from '@mcp-fleet/store/credentials';
 import { webAuthFromEnv } from '@mcp-fleet/web/auth';
-import { EXIT, UsageError } from '../usage';
+import { EXIT, parseArgsError, UsageError } from '../usage';
 
 const OPTIONS = {
   dir: { type: 'string' },
@@ -144,7 +144,7 @@ export async function secretsCommand(args: string[], out: (s: string) => void): 
   try {
     parsed = parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
   } catch (err) {
-    throw new UsageError((err as Error).message);
+    throw parseArgsError(err);
   }
   const { values, positionals } = parsed;
   if (positionals[0] !== 'init' || positionals.length > 1)

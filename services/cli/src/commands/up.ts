@@ -21,6 +21,7 @@ import type { Dashboard } from '@mcp-fleet/web';
 import { webAuthFromEnv } from '@mcp-fleet/web/auth';
 import { parse, positiveInt, retentionDays, secretEnv } from '../args';
 import { demoDrift, demoFleetYaml } from '../demo-fleet';
+import { plural } from '../plural';
 import { probeFloor } from '../probe-floor';
 import { columns } from '../table';
 import { EXIT, UsageError } from '../usage';
@@ -153,8 +154,8 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
       [
         'Fleet',
         values.fleet
-          ? `${values.fleet}: ${fleet.servers.length} servers`
-          : `demo: ${fleet.servers.length} simulated servers with scripted drift`,
+          ? `${values.fleet}: ${plural(fleet.servers.length, 'server')}`
+          : `demo: ${plural(fleet.servers.length, 'simulated server')} with scripted drift`,
       ],
     ];
     out(`mcp-fleet is up.\n\n${columns(rows)}\n\nCtrl-C stops everything.`);

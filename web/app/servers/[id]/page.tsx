@@ -3,7 +3,7 @@
 import { getRun, getServer, latencyByRegion, latestDetection, runsOfServer, serversOverview } from '@mcp-fleet/store';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
-import { type DetectionEntry, DetectionTable } from '../../../components/detection-table';
+import { DetectionCause, type DetectionEntry, DetectionTable } from '../../../components/detection-table';
 import { LatencyChart } from '../../../components/latency-chart';
 import { OutcomeText, RevisionBadge } from '../../../components/revision-badge';
 import { formatCursor, parseCursor } from '../../../lib/cursor';
@@ -65,7 +65,7 @@ export default async function ServerPage({
   }
   const traceUrl = process.env.MCP_FLEET_TRACE_URL;
   const result = detection?.result as
-    | { revisions?: DetectionEntry[]; outcome?: string; newestSupported?: string }
+    | { revisions?: DetectionEntry[]; outcome?: string; newestSupported?: string; cause?: unknown }
     | undefined;
 
   return (
@@ -165,11 +165,14 @@ export default async function ServerPage({
             </p>
           ) : (
             <>
+              <DetectionCause cause={result.cause} revisions={result.revisions} />
               <p className="sub">
                 {result.outcome === 'DETECTED'
                   ? `Newest supported: ${result.newestSupported}`
                   : result.outcome === 'NONE'
-                    ? 'This URL did not identify itself as an MCP server on any revision.'
+                    ? result.cause
+                      ? 'No revision detected.'
+                      : 'This URL did not identify itself as an MCP server on any revision.'
                     : 'The server rate-limited the detection (HTTP 429).'}{' '}
                 · {utc(detection.at)}
                 {detection.region ? ` from ${detection.region}` : ''}
