@@ -51,6 +51,25 @@ const perRevision = (list: ServerOverview[]) =>
     ]),
   );
 
+/** A server whose newest-supported test moved from 2025-06-18 to 2025-11-25 in eu-west seconds ago; the moving run's id. */
+async function serverThatMoved(name: string) {
+  // Port 9 on loopback: should the scheduler get to its hourly slot, the probe is refused there.
+  const server = await createServer(m.store.db, {
+    name,
+    url: `http://127.0.0.1:9/${name}`,
+    intervalMs: 3_600_000,
+    timeoutMs: 1_000,
+  });
+  const test = await createTest(m.store.db, { serverId: server.id, mode: 'newest', pinnedRevision: null });
+  const secondsAgo = (s: number) => new Date(Date.now() - s * 1000);
+  await recordRun(m.store.db, resultOf(test, 'eu-west', secondsAgo(30), handshakeRun({ negotiated: '2025-06-18' })));
+  const moved = await recordRun(
+    m.store.db,
+    resultOf(test, 'eu-west', secondsAgo(20), handshakeRun({ negotiated: '2025-11-25' })),
+  );
+  return { server, runId: moved.duplicate ? null : moved.runId };
+}
+
 beforeAll(async () => {
   m = await startMonitor(
     'postgres+nats',
@@ -405,21 +424,7 @@ describe('dashboard', () => {
   });
 
   it('shows an era move whose run retention pruned, without a run link', async () => {
-    // Port 9 on loopback: should the scheduler get to its hourly slot, the probe is refused there.
-    const server = await createServer(m.store.db, {
-      name: 'kept-history',
-      url: 'http://127.0.0.1:9/pruned',
-      intervalMs: 3_600_000,
-      timeoutMs: 1_000,
-    });
-    const test = await createTest(m.store.db, { serverId: server.id, mode: 'newest', pinnedRevision: null });
-    const secondsAgo = (s: number) => new Date(Date.now() - s * 1000);
-    await recordRun(m.store.db, resultOf(test, 'eu-west', secondsAgo(30), handshakeRun({ negotiated: '2025-06-18' })));
-    const moved = await recordRun(
-      m.store.db,
-      resultOf(test, 'eu-west', secondsAgo(20), handshakeRun({ negotiated: '2025-11-25' })),
-    );
-    const runId = moved.duplicate ? null : moved.runId;
+    const { server, runId } = await serverThatMoved('kept-history');
     // Forty days on by control's clock, retention prunes the runs; the move stays.
     await m.store.db
       .update(runs)
@@ -446,17 +451,7 @@ describe('dashboard', () => {
   });
 
   it('keeps a retired server viewable from its era-move link: marked retired, read-only, counted apart', async () => {
-    // Port 9 on loopback: should the scheduler get to its hourly slot, the probe is refused there.
-    const server = await createServer(m.store.db, {
-      name: 'gone-server',
-      url: 'http://127.0.0.1:9/gone',
-      intervalMs: 3_600_000,
-      timeoutMs: 1_000,
-    });
-    const test = await createTest(m.store.db, { serverId: server.id, mode: 'newest', pinnedRevision: null });
-    const secondsAgo = (s: number) => new Date(Date.now() - s * 1000);
-    await recordRun(m.store.db, resultOf(test, 'eu-west', secondsAgo(30), handshakeRun({ negotiated: '2025-06-18' })));
-    await recordRun(m.store.db, resultOf(test, 'eu-west', secondsAgo(20), handshakeRun({ negotiated: '2025-11-25' })));
+    const { server } = await serverThatMoved('gone-server');
     const live = (await servers()).length;
     expect((await m.api(`/api/servers/${server.id}`, { method: 'DELETE' })).status).toBe(204);
 
