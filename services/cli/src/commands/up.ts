@@ -83,6 +83,7 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
 
   let sim: Sim | undefined;
   let stopDrift: (() => void) | undefined;
+  let demoStartedAt: Date | null = null;
   const running: { store?: Store; bus?: Bus; control?: Control; agents: Agent[]; dashboard?: Dashboard } = {
     agents: [],
   };
@@ -96,8 +97,9 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
     await store.migrate();
     if (!fileFleet) {
       // The demo resumes its script where its clock (kept by the database) says it is: see demo-fleet.ts.
-      const epoch = await demoEpoch(store.db);
-      sim = await startSim({ script: demoStateAt(epoch ? Date.now() - epoch.getTime() : 0, demoCycleMs) });
+      demoStartedAt = await demoEpoch(store.db);
+      const elapsed = demoStartedAt ? Date.now() - demoStartedAt.getTime() : 0;
+      sim = await startSim({ script: demoStateAt(elapsed, demoCycleMs) });
     }
     const fleet = fileFleet ?? parseFleet(demoFleetYaml(sim!, demoInterval), 'the demo fleet');
     // One machine, one operator: the probe floor of control and the agents is MCP_FLEET_PROBE_*
@@ -159,7 +161,9 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
         'Fleet',
         values.fleet
           ? `${values.fleet}: ${fleet.servers.length} servers`
-          : `demo: ${fleet.servers.length} simulated servers with scripted drift`,
+          : `demo: ${fleet.servers.length} simulated servers with scripted drift${
+              demoStartedAt ? `, resumed where its script is (the demo began ${demoStartedAt.toISOString()})` : ''
+            }`,
       ],
     ];
     out(`mcp-fleet is up.\n\n${columns(rows)}\n\nCtrl-C stops everything.`);
