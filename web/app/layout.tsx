@@ -1,3 +1,4 @@
+import { STANDARD_RANGE } from '@mcp-fleet/store';
 import type { Metadata } from 'next';
 import { cookies } from 'next/headers';
 import Link from 'next/link';
@@ -6,8 +7,8 @@ import { MainNav } from '../components/main-nav';
 import { RangePicker } from '../components/range-picker';
 import { Refresh } from '../components/refresh';
 import { ThemeToggle } from '../components/theme-toggle';
-import { RANGE_COOKIE, THEME_COOKIE } from '../lib/cookies';
-import { DEFAULT_RANGE } from '../lib/range';
+import { THEME_COOKIE } from '../lib/cookies';
+import { savedRange } from '../lib/range';
 import { currentSession } from '../lib/session';
 import './globals.css';
 
@@ -19,9 +20,10 @@ export const metadata: Metadata = {
 export default async function RootLayout({ children }: { children: React.ReactNode }) {
   const jar = await cookies();
   const theme = jar.get(THEME_COOKIE)?.value;
-  const range = jar.get(RANGE_COOKIE)?.value ?? DEFAULT_RANGE;
   // Signed out (only /login renders so): the brand and the theme, no pages to go to.
   const session = await currentSession().catch(() => null);
+  // Without a database the page's own error says why; the picker falls back to the standard range.
+  const range = session ? await savedRange().catch(() => ({ name: STANDARD_RANGE, fitted: false })) : null;
   return (
     <html lang="en" data-theme={theme === 'dark' || theme === 'light' ? theme : undefined}>
       <body>
@@ -37,7 +39,7 @@ export default async function RootLayout({ children }: { children: React.ReactNo
             {session && (
               <>
                 <Suspense>
-                  <RangePicker saved={range} />
+                  <RangePicker saved={range?.name ?? STANDARD_RANGE} fitted={range?.fitted ?? false} />
                 </Suspense>
                 <Refresh />
               </>

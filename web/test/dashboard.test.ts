@@ -1,5 +1,8 @@
 // The dashboard end to end: a real monitor (Postgres, NATS, control, two regional agents, SDK
 // servers from fleet-sim), the built Next app as its own process, and Debian's Chromium.
+import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { SIM_BEARER_TOKEN, type Sim, startSim } from '@mcp-fleet/fleet-sim';
 import {
   createServer,
@@ -22,6 +25,11 @@ import { handshakeRun, resultOf, serverWithTests } from '../../services/store/te
 import { launchBrowser } from '../tools/browser';
 import { type DashboardProcess, startDashboardProcess } from '../tools/next-process';
 
+/** Screenshots for the issue's note (point 5 and 6). */
+const SHOTS = process.env.MCP_FLEET_SHOTS ?? join(tmpdir(), 'mcpfleet-shots');
+mkdirSync(SHOTS, { recursive: true });
+const shot = (name: string) => join(SHOTS, name);
+
 const REVISIONS = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25', '2026-07-28'];
 
 let m: Monitor;
@@ -42,6 +50,25 @@ const perRevision = (list: ServerOverview[]) =>
         .length,
     ]),
   );
+
+/** A server whose newest-supported test moved from 2025-06-18 to 2025-11-25 in eu-west seconds ago; the moving run's id. */
+async function serverThatMoved(name: string) {
+  // Port 9 on loopback: should the scheduler get to its hourly slot, the probe is refused there.
+  const server = await createServer(m.store.db, {
+    name,
+    url: `http://127.0.0.1:9/${name}`,
+    intervalMs: 3_600_000,
+    timeoutMs: 1_000,
+  });
+  const test = await createTest(m.store.db, { serverId: server.id, mode: 'newest', pinnedRevision: null });
+  const secondsAgo = (s: number) => new Date(Date.now() - s * 1000);
+  await recordRun(m.store.db, resultOf(test, 'eu-west', secondsAgo(30), handshakeRun({ negotiated: '2025-06-18' })));
+  const moved = await recordRun(
+    m.store.db,
+    resultOf(test, 'eu-west', secondsAgo(20), handshakeRun({ negotiated: '2025-11-25' })),
+  );
+  return { server, runId: moved.duplicate ? null : moved.runId };
+}
 
 beforeAll(async () => {
   m = await startMonitor(
@@ -390,27 +417,14 @@ describe('dashboard', () => {
     const res = await page.goto(`${web.url}/servers/00000000-0000-0000-0000-000000000000`);
     expect(res?.status()).toBe(404);
     await page.getByRole('heading', { name: 'Not found' }).waitFor();
+    // A bad range is no choice: the default, fitted to data minutes old, is the hour.
     const bad = await page.goto(`${web.url}/?range=forever`);
     expect(bad?.status()).toBe(200);
-    expect(await page.locator('[data-testid=fig-era-moves] .label').textContent()).toContain('24h');
+    expect(await page.locator('[data-testid=fig-era-moves] .label').textContent()).toContain('1h');
   });
 
   it('shows an era move whose run retention pruned, without a run link', async () => {
-    // Port 9 on loopback: should the scheduler get to its hourly slot, the probe is refused there.
-    const server = await createServer(m.store.db, {
-      name: 'kept-history',
-      url: 'http://127.0.0.1:9/pruned',
-      intervalMs: 3_600_000,
-      timeoutMs: 1_000,
-    });
-    const test = await createTest(m.store.db, { serverId: server.id, mode: 'newest', pinnedRevision: null });
-    const secondsAgo = (s: number) => new Date(Date.now() - s * 1000);
-    await recordRun(m.store.db, resultOf(test, 'eu-west', secondsAgo(30), handshakeRun({ negotiated: '2025-06-18' })));
-    const moved = await recordRun(
-      m.store.db,
-      resultOf(test, 'eu-west', secondsAgo(20), handshakeRun({ negotiated: '2025-11-25' })),
-    );
-    const runId = moved.duplicate ? null : moved.runId;
+    const { server, runId } = await serverThatMoved('kept-history');
     // Forty days on by control's clock, retention prunes the runs; the move stays.
     await m.store.db
       .update(runs)
@@ -435,6 +449,46 @@ describe('dashboard', () => {
     await page.goto(`${web.url}/servers/${server.id}?run=${runId}#run-${runId}`);
     await page.getByRole('heading', { name: 'kept-history' }).waitFor();
   });
+
+  it('keeps a retired server viewable from its era-move link: marked retired, read-only, counted apart', async () => {
+    const { server } = await serverThatMoved('gone-server');
+    const live = (await servers()).length;
+    expect((await m.api(`/api/servers/${server.id}`, { method: 'DELETE' })).status).toBe(204);
+
+    // The era-moves page still lists its move, and the run link opens its page: retired, when, no edit.
+    await page.goto(`${web.url}/era-moves`);
+    const row = page.locator('[data-testid=era-moves] tbody tr', { hasText: 'gone-server' });
+    await row.getByRole('link', { name: /^run \d+$/ }).click();
+    await page.waitForURL(new RegExp(`/servers/${server.id}\\?run=\\d+`));
+    await page.getByRole('heading', { name: 'gone-server retired' }).waitFor();
+    expect(await page.getByTestId('retired-notice').textContent()).toMatch(
+      /^Retired \d{4}-\d\d-\d\d \d\d:\d\d(:\d\d)? UTC \(.+ ago\): no longer probed\. Its history is kept and shown here, read-only\.$/,
+    );
+    expect(await page.locator('[data-testid=run-history] tr.highlight').textContent()).toContain('2025-11-25');
+    expect(await page.getByRole('link', { name: 'Edit' }).count()).toBe(0);
+    expect(await page.locator('main a[href$="/edit"]').count()).toBe(0);
+    await page.screenshot({ path: shot('retired-server.png'), fullPage: true });
+    // The editor's address answers with the notice and no form.
+    await page.goto(`${web.url}/servers/${server.id}/edit`);
+    await page.getByTestId('retired-notice').waitFor();
+    expect(await page.getByRole('button', { name: 'Save' }).count()).toBe(0);
+
+    // The servers list shows live servers, and the retired ones under their own tab.
+    await page.goto(`${web.url}/servers`);
+    const tabs = page.getByTestId('server-tabs');
+    await tabs.waitFor();
+    expect(await tabs.getByRole('link').allTextContents()).toEqual([`Live (${live - 1})`, 'Retired (1)']);
+    expect(await page.getByTestId('servers-count').textContent()).toMatch(new RegExp(`^${live - 1} servers( · |$)`));
+    expect(await page.locator('[data-testid=servers-table] tbody th a', { hasText: 'gone-server' }).count()).toBe(0);
+    await tabs.getByRole('link', { name: 'Retired (1)' }).click();
+    await page.waitForURL(/status=retired/);
+    await expect.poll(() => page.getByTestId('servers-count').textContent()).toBe('1 retired server');
+    expect(await page.locator('[data-testid=servers-table] tbody th').textContent()).toMatch(/^gone-server · retired /);
+    await page.screenshot({ path: shot('servers-retired-tab.png') });
+    // The overview counts live servers only.
+    await page.goto(`${web.url}/?range=1h`);
+    expect(await page.locator('[data-testid=fig-servers] .value').textContent()).toBe(String(live - 1));
+  });
 });
 
 describe('dashboard without data, a database or control', () => {
@@ -449,6 +503,29 @@ describe('dashboard without data, a database or control', () => {
       MCP_FLEET_API_URL: 'http://127.0.0.1:9',
     });
     try {
+      // No range picked and no data: the default is the hour, and the picker says it was fitted.
+      await context.clearCookies();
+      await page.goto(`${bare.url}/`);
+      await page.getByText('No servers yet.').waitFor();
+      const picker = page.getByRole('group', { name: 'Time range' });
+      expect(await picker.locator('button[aria-pressed=true]').textContent()).toBe('1h');
+      expect(await page.getByTestId('range-fitted').textContent()).toBe('1h (fitted to data)');
+      await page.locator('header.top').screenshot({ path: shot('range-picker-fitted.png') });
+      // An explicit choice wins: a link's ?range=, then the picked one, kept in the cookie.
+      await page.goto(`${bare.url}/era-moves?range=7d`);
+      expect(await picker.locator('button[aria-pressed=true]').textContent()).toBe('7d');
+      expect(await page.getByTestId('range-fitted').count()).toBe(0);
+      await page.getByText('No era moves match, in the last 7d.').waitFor();
+      await picker.getByRole('button', { name: '24h' }).click();
+      await page.waitForURL(/range=24h/);
+      await page.goto(`${bare.url}/era-moves`);
+      await page.getByText('No era moves match, in the last 24h.').waitFor();
+      expect(await picker.locator('button[aria-pressed=true]').textContent()).toBe('24h');
+      expect(await page.getByTestId('range-fitted').count()).toBe(0);
+      await context.clearCookies();
+      await page.goto(`${bare.url}/era-moves`);
+      await page.getByText('No era moves match, in the last 1h.').waitFor();
+
       await page.goto(`${bare.url}/`);
       await page.getByText('No servers yet.').waitFor();
       await page.goto(`${bare.url}/servers`);

@@ -6,7 +6,7 @@
 import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
 import { handshake, type Revision } from '@mcp-fleet/probe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_CYCLE_MS, demoDrift } from '../src/demo-fleet';
+import { DEMO_CYCLE_MS, demoDrift, demoStateAt } from '../src/demo-fleet';
 
 const DRIFTERS = ['drifter-modern', 'drifter', 'drifter-pinned'];
 /** The pins demoFleetYaml keeps on the drifters (every watched server also has a newest test). */
@@ -75,5 +75,26 @@ describe("the demo's drift", () => {
     for (const step of start) expect(sim.target(step.target).supports).toEqual(step.revisions);
     const next = demoDrift().filter((s) => s.afterMs >= DEMO_CYCLE_MS && s.afterMs < 2 * DEMO_CYCLE_MS);
     expect(next.map((s) => ({ ...s, afterMs: s.afterMs - DEMO_CYCLE_MS }))).toEqual(cycle);
+  });
+
+  it('knows where the script is at any time of the demo, so a restarted demo resumes it', () => {
+    const speaks = (elapsedMs: number, cycleMs?: number) =>
+      Object.fromEntries(demoStateAt(elapsedMs, cycleMs).map((s) => [s.target, s.revisions.join(' ')]));
+    const start = speaks(0);
+    expect(start).toEqual(
+      Object.fromEntries(
+        demoDrift()
+          .filter((s) => s.afterMs === 0)
+          .map((s) => [s.target, s.revisions.join(' ')]),
+      ),
+    );
+    // Four minutes in: the three moves made; eight minutes in: back to the start; and cycle after cycle.
+    const moved = { 'drifter-modern': '2026-07-28', drifter: '2025-06-18', 'drifter-pinned': '2025-06-18 2025-11-25' };
+    expect(speaks(4 * 60_000)).toEqual(moved);
+    expect(speaks(8 * 60_000)).toEqual(start);
+    expect(speaks(5 * DEMO_CYCLE_MS + 4 * 60_000)).toEqual(moved);
+    // A faster cycle scales the script: 150 s long, the moves are at 15, 30 and 45 s.
+    expect(speaks(14_000, 150_000)['drifter-modern']).toBe('2025-11-25');
+    expect(speaks(15_000, 150_000)['drifter-modern']).toBe('2026-07-28');
   });
 });

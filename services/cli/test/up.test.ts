@@ -2,36 +2,14 @@
 // drift; Ctrl-C stops everything cleanly. Embedded defaults, and Postgres + NATS from the environment.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createTestDatabase, parseMetrics, seriesValue, waitFor } from '@mcp-fleet/testkit';
 import { afterAll, describe, expect, it } from 'vitest';
+import { freePortRun } from './ports';
 
 const BIN = fileURLToPath(new URL('../bin/mcp-fleet.js', import.meta.url));
-/**
- * `up` takes fixed ports (API, agents at +1 and +2, dashboard at +5): find six free ones in a row
- * below Linux's ephemeral range (32768+), where other tests' outgoing connections and port-0
- * listeners never land.
- */
-async function freePortRun(): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 20_000 + Math.floor(Math.random() * 12_000);
-    const free = await Promise.all(Array.from({ length: 6 }, (_, i) => canListen(base + i)));
-    if (free.every(Boolean)) return base;
-  }
-  throw new Error('no run of six free ports below 32000');
-}
-
-function canListen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const srv = createServer();
-    srv.once('error', () => resolve(false));
-    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
-  });
-}
-
 describe.each([['embedded'], ['postgres+nats']])('mcp-fleet up (%s)', (flavour) => {
   const dir = mkdtempSync(join(tmpdir(), 'mcpfleet-up-'));
   let child: ChildProcess | undefined;

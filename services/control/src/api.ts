@@ -1,5 +1,6 @@
 // The management API (JSON) on MCP_FLEET_API_PORT, beside control's /metrics. Validation errors
-// are 400 with a message, unknown ids 404; a pinned test is run once before it is saved.
+// are 400 with a message, unknown ids 404, changes to a retired server 409 (it stays readable);
+// a pinned test is run once before it is saved.
 import {
   detect,
   guardedDispatcher,
@@ -110,10 +111,17 @@ const RANGES: Record<string, number> = {
 
 export function createApi(ctx: ApiContext): Router {
   const router = new Router();
+  /** Any server, retired ones included: their history stays readable (links to them must not break). */
   const serverOr404 = async (id: string) => {
     if (!uuid.safeParse(id).success) throw new HttpError(404, `no server ${id}`);
     const server = await getServer(ctx.db, id);
-    if (!server || server.retiredAt) throw new HttpError(404, `no server ${id}`);
+    if (!server) throw new HttpError(404, `no server ${id}`);
+    return server;
+  };
+  /** A server to change: a retired one is read-only (409), so history is never rewritten after the fact. */
+  const liveServer = async (id: string) => {
+    const server = await serverOr404(id);
+    if (server.retiredAt) throw new HttpError(409, retiredMessage(server.name, server.retiredAt));
     return server;
   };
   const checkRegions = (regions: string[] | null | undefined) => {
@@ -191,7 +199,7 @@ export function createApi(ctx: ApiContext): Router {
       json: { server: await serverDetail(ctx.db, (await serverOr404(req.params.id!)).id) },
     }))
     .on('PATCH', '/api/servers/:id', async (req) => {
-      const server = await serverOr404(req.params.id!);
+      const server = await liveServer(req.params.id!);
       const body = parseBody(PatchServer, req.body);
       checkRegions(body.regions);
       if (body.url) checkTarget(body.url);
@@ -230,7 +238,7 @@ export function createApi(ctx: ApiContext): Router {
       };
     })
     .on('DELETE', '/api/servers/:id', async (req) => {
-      const server = await serverOr404(req.params.id!);
+      const server = await liveServer(req.params.id!);
       await retireServer(ctx.db, server.id);
       ctx.changed();
       return { status: 204 };
@@ -240,7 +248,7 @@ export function createApi(ctx: ApiContext): Router {
       return { json: { tests: (await serverDetail(ctx.db, server.id)).tests } };
     })
     .on('POST', '/api/servers/:id/tests', async (req) => {
-      const server = await serverOr404(req.params.id!);
+      const server = await liveServer(req.params.id!);
       const body = parseBody(CreateTest, req.body);
       const existing = await listActiveTests(ctx.db, server.id);
       const key = (mode: string, pin: string | null) => (mode === 'newest' ? 'newest' : pin);
@@ -260,6 +268,7 @@ export function createApi(ctx: ApiContext): Router {
       const id = req.params.id!;
       const test = uuid.safeParse(id).success ? await getTest(ctx.db, id) : null;
       if (!test || test.retiredAt) throw new HttpError(404, `no test ${id}`);
+      await liveServer(test.serverId);
       await retireTest(ctx.db, id);
       ctx.changed();
       return { status: 204 };
@@ -435,12 +444,21 @@ function decodeCursor(text: string): { finishedAt: Date; id: number } {
   return { finishedAt, id: n };
 }
 
+/** Why a retired server refuses a change, and what to do instead. */
+function retiredMessage(name: string, retiredAt: Date): string {
+  return (
+    `server ${JSON.stringify(name)} was retired at ${retiredAt.toISOString()} and is read-only (its history is kept): ` +
+    'apply a fleet file that names it, or add a server, to watch it again'
+  );
+}
+
 async function serverDetail(db: Db, id: string) {
-  const overview = (await serversOverview(db)).find((s) => s.id === id);
+  const [overview] = await serversOverview(db, { ids: [id] });
   const server = await getServer(db, id);
   if (!server) throw new HttpError(404, `no server ${id}`);
   return {
     ...(overview ?? { id, name: server.name, url: server.url, tests: [], byRegion: [] }),
+    retiredAt: server.retiredAt,
     regions: server.regions,
     intervalMs: server.intervalMs,
     timeoutMs: server.timeoutMs,

@@ -1,5 +1,6 @@
 // The management API over HTTP: validation errors are 400 with a message, unknown ids 404,
-// pinned tests run once before they are saved, nothing is written by a refused request.
+// changes to a retired server 409, pinned tests run once before they are saved, nothing is
+// written by a refused request.
 import { randomBytes } from 'node:crypto';
 import { agents, getServer, servers as serversTable, upsertAgentHeartbeat } from '@mcp-fleet/store';
 import { parseMetrics, type Recorder, seriesValue, startRecorder, waitFor } from '@mcp-fleet/testkit';
@@ -93,8 +94,37 @@ describe('servers', () => {
     expect(patched.status).toBe(200);
     expect(patched.body.server).toMatchObject({ intervalMs: 45_000, regions: ['us-east'] });
     expect((await m.api(`/api/servers/${id}`, { method: 'DELETE' })).status).toBe(204);
-    expect((await m.api(`/api/servers/${id}`)).status).toBe(404);
     expect((await m.store.db.select().from(serversTable)).some((s) => s.id === id && s.retiredAt)).toBe(true);
+  });
+
+  it('keeps a retired server readable (links to its history still work) and refuses changes to it with 409', async () => {
+    const [retired] = (await m.store.db.select().from(serversTable)).filter((s) => s.name === 'orders' && s.retiredAt);
+    const id = retired!.id;
+    const one = await m.api<{
+      server: { name: string; retiredAt: string; tests: { pinnedRevision: string | null }[] };
+    }>(`/api/servers/${id}`);
+    expect(one.status).toBe(200);
+    expect(one.body.server).toMatchObject({ name: 'orders', retiredAt: retired!.retiredAt!.toISOString() });
+    // The tests it had when it was retired (the pin retired earlier stays out).
+    expect(one.body.server.tests.map((t) => t.pinnedRevision).sort()).toEqual(['2026-07-28', null]);
+    expect((await m.api(`/api/servers/${id}/runs`)).status).toBe(200);
+    expect((await m.api(`/api/servers/${id}/detection`)).status).toBe(200);
+    expect((await m.api(`/api/servers/${id}/tests`)).status).toBe(200);
+    // Not among the live servers.
+    const list = await m.api<{ servers: { id: string }[] }>('/api/servers');
+    expect(list.body.servers.some((s) => s.id === id)).toBe(false);
+
+    const refusal = `server "orders" was retired at ${retired!.retiredAt!.toISOString()} and is read-only (its history is kept): apply a fleet file that names it, or add a server, to watch it again`;
+    const writes: [string, string, unknown][] = [
+      ['PATCH', `/api/servers/${id}`, { interval: '50s' }],
+      ['DELETE', `/api/servers/${id}`, undefined],
+      ['POST', `/api/servers/${id}/tests`, { revision: 'newest' }],
+    ];
+    for (const [method, path, json] of writes) {
+      const res = await m.api<{ error: string }>(path, { method, ...(json ? { json } : {}) });
+      expect([method, res.status, res.body.error]).toEqual([method, 409, refusal]);
+    }
+    expect((await getServer(m.store.db, id))?.intervalMs).toBe(45_000);
   });
 });
 

@@ -4,7 +4,7 @@
 // header values in plaintext, `url` in its display form (credentials masked) and the whole URL,
 // to probe, as `target`.
 import { hasUrlCredentials, isRevision, type Revision } from '@mcp-fleet/probe';
-import { and, asc, eq, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import {
   CredentialsUnreadableError,
   currentKeyring,
@@ -109,6 +109,16 @@ export async function getServerByName(db: Db, name: string): Promise<Server | nu
 export async function getServer(db: Db, id: string): Promise<Server | null> {
   const [row] = await db.select().from(servers).where(eq(servers.id, id));
   return row ? opened(row) : null;
+}
+
+/** When the first of the servers with these names was created, retired ones included; null when none was. */
+export async function firstCreatedAt(db: Db, names: string[]): Promise<Date | null> {
+  if (names.length === 0) return null;
+  const [row] = await db
+    .select({ at: sql<string | Date | null>`min(${servers.createdAt})` })
+    .from(servers)
+    .where(inArray(servers.name, names));
+  return row?.at ? new Date(row.at) : null;
 }
 
 export async function createServer(db: Db, input: ServerInput): Promise<Server> {

@@ -2,7 +2,7 @@
 // test_states (one row per test and region), history pages by cursor, and only the fleet summary
 // counts runs, over a time range of the runs_finished index.
 import { type Era, REVISION_NAMES, revisionInfo } from '@mcp-fleet/probe';
-import { and, asc, desc, eq, gte, inArray, isNull, lt, type SQL, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gte, inArray, isNotNull, isNull, lt, or, type SQL, sql } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import type { Db } from './db';
 import { detections, eraMoves, runs, servers, testStates, tests } from './schema';
@@ -39,6 +39,8 @@ export interface ServerOverview {
   intervalMs: number;
   timeoutMs: number;
   detectionIntervalMs: number | null;
+  /** When it was retired (read-only from then on, history kept), or null while it is live. */
+  retiredAt: Date | null;
   tests: TestOverview[];
   /**
    * Per region: the revision its newest-supported test speaks (a pinned test's when it has none),
@@ -47,7 +49,20 @@ export interface ServerOverview {
   byRegion: RegionState[];
 }
 
-/** Every active server (or those of `ids`) with its tests and how they stand per region; no credentials. */
+/**
+ * The tests shown with a server (join condition): a live server's live tests, a retired server's
+ * tests retired with it (retireServer stamps both with the same time), not those retired before.
+ */
+export const shownTests = and(
+  eq(tests.serverId, servers.id),
+  or(isNull(tests.retiredAt), and(isNotNull(servers.retiredAt), eq(tests.retiredAt, servers.retiredAt))),
+);
+
+/**
+ * Every live server with its tests and how they stand per region; no credentials. Given `ids`,
+ * those servers, retired ones included: a retired server is still shown (its history stays
+ * reachable from era moves and runs), with the tests it had when it was retired.
+ */
 export async function serversOverview(db: Db, opts: { ids?: string[] } = {}): Promise<ServerOverview[]> {
   if (opts.ids?.length === 0) return [];
   const rows = await db
@@ -59,6 +74,7 @@ export async function serversOverview(db: Db, opts: { ids?: string[] } = {}): Pr
       intervalMs: servers.intervalMs,
       timeoutMs: servers.timeoutMs,
       detectionIntervalMs: servers.detectionIntervalMs,
+      retiredAt: servers.retiredAt,
       testId: tests.id,
       mode: tests.mode,
       pinnedRevision: tests.pinnedRevision,
@@ -71,9 +87,9 @@ export async function serversOverview(db: Db, opts: { ids?: string[] } = {}): Pr
       failing: testStates.failing,
     })
     .from(servers)
-    .leftJoin(tests, and(eq(tests.serverId, servers.id), isNull(tests.retiredAt)))
+    .leftJoin(tests, shownTests)
     .leftJoin(testStates, eq(testStates.testId, tests.id))
-    .where(and(isNull(servers.retiredAt), opts.ids ? inArray(servers.id, opts.ids) : undefined))
+    .where(opts.ids ? inArray(servers.id, opts.ids) : isNull(servers.retiredAt))
     .orderBy(asc(servers.name), asc(tests.createdAt), asc(tests.id), asc(testStates.region));
 
   const overview = new Map<string, ServerOverview>();
@@ -81,8 +97,19 @@ export async function serversOverview(db: Db, opts: { ids?: string[] } = {}): Pr
   for (const r of rows) {
     let server = overview.get(r.id);
     if (!server) {
-      const { id, name, url, regions, intervalMs, timeoutMs, detectionIntervalMs } = r;
-      server = { id, name, url, regions, intervalMs, timeoutMs, detectionIntervalMs, tests: [], byRegion: [] };
+      const { id, name, url, regions, intervalMs, timeoutMs, detectionIntervalMs, retiredAt } = r;
+      server = {
+        id,
+        name,
+        url,
+        regions,
+        intervalMs,
+        timeoutMs,
+        detectionIntervalMs,
+        retiredAt,
+        tests: [],
+        byRegion: [],
+      };
       overview.set(r.id, server);
     }
     if (!r.testId || !r.mode) continue;

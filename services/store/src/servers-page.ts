@@ -2,15 +2,17 @@
 // over one row per server (its tests' states folded together), so a page of a fleet of thousands
 // loads only its own servers' details.
 import { type Era, REVISION_NAMES, revisionInfo } from '@mcp-fleet/probe';
-import { and, asc, desc, eq, ilike, isNull, or, type SQL, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, ilike, isNotNull, isNull, or, type SQL, sql } from 'drizzle-orm';
 import type { Db } from './db';
-import { type ServerOverview, serversOverview } from './reads';
+import { type ServerOverview, serversOverview, shownTests } from './reads';
 import { servers, testStates, tests } from './schema';
 
 export const SERVER_SORTS = ['name', 'lastRun', 'failing'] as const;
 export type ServerSort = (typeof SERVER_SORTS)[number];
 
 export interface ServersPageQuery {
+  /** Live servers (default), or the retired ones, whose history stays viewable. */
+  status?: 'live' | 'retired' | undefined;
   /** Part of the name or URL, any case. */
   search?: string | undefined;
   /** The newest-supported test speaks this revision in some region. */
@@ -35,6 +37,8 @@ export interface ServersPage {
   page: number;
   pageSize: number;
   pages: number;
+  /** Every live and every retired server, whatever the filters: counted apart, never added up. */
+  counts: { live: number; retired: number };
 }
 
 const list = (values: string[]) =>
@@ -62,11 +66,11 @@ export async function serversPage(db: Db, q: ServersPageQuery): Promise<ServersP
       lastRunAt: sql<Date | null>`max(${testStates.lastRunAt})`.as('last_run_at'),
     })
     .from(servers)
-    .leftJoin(tests, and(eq(tests.serverId, servers.id), isNull(tests.retiredAt)))
+    .leftJoin(tests, shownTests)
     .leftJoin(testStates, eq(testStates.testId, tests.id))
     .where(
       and(
-        isNull(servers.retiredAt),
+        q.status === 'retired' ? isNotNull(servers.retiredAt) : isNull(servers.retiredAt),
         pattern ? or(ilike(servers.name, pattern), ilike(servers.url, pattern)) : undefined,
       ),
     )
@@ -95,6 +99,12 @@ export async function serversPage(db: Db, q: ServersPageQuery): Promise<ServersP
     .from(folded)
     .where(where);
   const total = counted?.n ?? 0;
+  const [counts] = await db
+    .select({
+      live: sql<number>`count(*) filter (where ${servers.retiredAt} is null)`.mapWith(Number),
+      retired: sql<number>`count(*) filter (where ${servers.retiredAt} is not null)`.mapWith(Number),
+    })
+    .from(servers);
   const pages = Math.max(1, Math.ceil(total / pageSize));
   const page = Math.max(1, Math.min(pages, Math.floor(q.page ?? 1)));
   const ids = await db
@@ -113,5 +123,6 @@ export async function serversPage(db: Db, q: ServersPageQuery): Promise<ServersP
     page,
     pageSize,
     pages,
+    counts: { live: counts?.live ?? 0, retired: counts?.retired ?? 0 },
   };
 }

@@ -5,7 +5,9 @@ import { eq, inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   downgradesOverTime,
+  fittedRange,
   latencyByRegion,
+  oldestRunAt,
   recordRun,
   retireServer,
   revisionDrift,
@@ -134,5 +136,29 @@ describe.each(BACKENDS)('dashboard reads on %s', (_name, make) => {
     expect([p2.total, p2.pages, p2.page, p2.servers.map((s) => s.name)]).toEqual([3, 2, 2, ['charlie']]);
     // A page past the end is the last page.
     expect((await serversPage(store.db, { pageSize: 2, page: 99 })).page).toBe(2);
+  });
+
+  it('lists retired servers apart and counts live and retired apart', async () => {
+    const live = await serversPage(store.db, {});
+    expect(live.counts).toEqual({ live: 3, retired: 1 });
+    expect(live.total).toBe(3);
+    const retired = await serversPage(store.db, { status: 'retired' });
+    expect(retired.servers.map((s) => [s.name, s.retiredAt instanceof Date])).toEqual([['delta', true]]);
+    expect([retired.total, retired.counts]).toEqual([1, { live: 3, retired: 1 }]);
+    // Its last state is shown with it, and the filters apply to retired servers too.
+    expect(retired.servers[0]!.byRegion.map((r) => r.region)).toEqual(['eu-west']);
+    expect((await serversPage(store.db, { status: 'retired', search: 'alp' })).total).toBe(0);
+  });
+
+  it('fits the default range to the data’s age: 1 h for the first hour (or no data), then 24 h', async () => {
+    const at = Date.parse('2026-01-01T12:00:00Z');
+    expect(fittedRange(null, at)).toBe('1h');
+    expect(fittedRange(new Date(at - 5 * MIN), at)).toBe('1h');
+    expect(fittedRange(new Date(at - 60 * MIN), at)).toBe('1h');
+    expect(fittedRange(new Date(at - 61 * MIN), at)).toBe('24h');
+    expect(fittedRange(new Date(at - 40 * 24 * 60 * MIN), at)).toBe('24h');
+    // The oldest run by control's clock (received_at): here, just written.
+    const oldest = await oldestRunAt(store.db);
+    expect(Math.abs(oldest!.getTime() - Date.now())).toBeLessThan(5 * MIN);
   });
 });

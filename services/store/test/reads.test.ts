@@ -20,6 +20,7 @@ describe.each(BACKENDS)('reading the fleet on %s', (_name, make) => {
   // A: newest + pinned 2025-06-18 in two regions; B: newest in eu-west; C: retired; D: no tests.
   let a: Server;
   let b: Server;
+  let c: Server;
   let d: Server;
   const answers: RecordRunAnswer[] = [];
 
@@ -30,7 +31,7 @@ describe.each(BACKENDS)('reading the fleet on %s', (_name, make) => {
     const B = await serverWithTests(store.db, ['newest'], { name: 'b-billing', regions: ['eu-west'] });
     const C = await serverWithTests(store.db, ['newest'], { name: 'c-gone' });
     const D = await serverWithTests(store.db, [], { name: 'd-new' });
-    [a, b, d] = [A.server, B.server, D.server];
+    [a, b, c, d] = [A.server, B.server, C.server, D.server];
     const [aNewest, aPinned] = A.tests as [(typeof A.tests)[0], (typeof A.tests)[0]];
     const pinFailure = handshakeRun({
       mode: 'pinned',
@@ -118,6 +119,17 @@ describe.each(BACKENDS)('reading the fleet on %s', (_name, make) => {
     // A page of servers reads only the ids it is given.
     expect((await serversOverview(store.db, { ids: [b.id] })).map((s) => s.name)).toEqual(['b-billing']);
     expect(await serversOverview(store.db, { ids: [] })).toEqual([]);
+  });
+
+  it('reads a retired server by id, marked retired, with the tests it had and their last states', async () => {
+    expect((await serversOverview(store.db)).some((s) => s.id === c.id)).toBe(false);
+    const [C] = await serversOverview(store.db, { ids: [c.id] });
+    expect(C).toMatchObject({ id: c.id, name: 'c-gone', retiredAt: expect.any(Date) });
+    expect(C!.tests.map((t) => t.mode)).toEqual(['newest']);
+    expect(C!.byRegion).toMatchObject([{ region: 'eu-west', currentRevision: '2025-11-25', lastOutcome: 'timeout' }]);
+    expect((await serversOverview(store.db, { ids: [a.id] }))[0]!.retiredAt).toBeNull();
+    // Its runs stay readable.
+    expect((await runsOfServer(store.db, c.id, { limit: 10 })).runs).toHaveLength(2);
   });
 
   it('pages a server’s runs newest first, ties broken by id', async () => {

@@ -115,6 +115,8 @@ async function resolveCredentials(
   serverId: string | undefined,
 ): Promise<{ url: string; headers: Record<string, string> }> {
   const server = serverId ? await getServer(await getDb(), serverId) : null;
+  // A retired server is read-only: its stored credentials serve no detection or save any more.
+  if (server?.retiredAt) throw new Error(`${server.name} is retired and read-only`);
   const url = keptUrl(server, submittedUrl.trim());
   const given: Record<string, string | null> = {};
   for (const h of headers) {

@@ -7,7 +7,6 @@ import {
   allowUnauthenticated,
   assertSafeBind,
   type Control,
-  type FleetDefinition,
   FleetFileError,
   loadFleetFile,
   parseFleet,
@@ -20,7 +19,7 @@ import { CredentialsUnreadableError, openStore, SecretKeyError, type Store } fro
 import type { Dashboard } from '@mcp-fleet/web';
 import { webAuthFromEnv } from '@mcp-fleet/web/auth';
 import { parse, positiveInt, retentionDays, secretEnv } from '../args';
-import { demoDrift, demoFleetYaml } from '../demo-fleet';
+import { DEMO_CYCLE_MS, demoEpoch, demoFleetYaml, demoStateAt, playDemoDrift } from '../demo-fleet';
 import { plural } from '../plural';
 import { probeFloor } from '../probe-floor';
 import { columns } from '../table';
@@ -31,6 +30,8 @@ import { untilSignal } from './sim';
 const OPTIONS = {
   fleet: { type: 'string' },
   'demo-interval': { type: 'string' },
+  // Tests only: the demo's cycle in seconds (default 600), its script scaled to it.
+  'demo-cycle': { type: 'string' },
   'no-dashboard': { type: 'boolean' },
 } as const;
 
@@ -82,26 +83,30 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
     env.MCP_FLEET_API_TOKEN?.trim() || tokensFromEnv(env).find((t) => t.scope === 'admin')?.token || undefined;
 
   let sim: Sim | undefined;
-  let fleet: FleetDefinition;
+  let stopDrift: (() => void) | undefined;
+  let demoStartedAt: Date | null = null;
   const running: { store?: Store; bus?: Bus; control?: Control; agents: Agent[]; dashboard?: Dashboard } = {
     agents: [],
   };
   try {
-    if (values.fleet) {
-      // `up` reads its own fleet file: `${NAME}` comes from its environment.
-      fleet = await loadFleetFile(values.fleet, env);
-    } else {
-      sim = await startSim({ script: demoDrift() });
-      const interval = positiveInt(values['demo-interval'], '--demo-interval', 15, 3_600);
-      fleet = parseFleet(demoFleetYaml(sim, interval), 'the demo fleet');
+    // `up` reads its own fleet file: `${NAME}` comes from its environment.
+    const fileFleet = values.fleet ? await loadFleetFile(values.fleet, env) : undefined;
+    const demoInterval = positiveInt(values['demo-interval'], '--demo-interval', 15, 3_600);
+    const demoCycleMs = positiveInt(values['demo-cycle'], '--demo-cycle', DEMO_CYCLE_MS / 1000, 86_400) * 1000;
+    const store = await openStore({ databaseUrl: env.DATABASE_URL, log: (m) => log.info(m) });
+    running.store = store;
+    await store.migrate();
+    if (!fileFleet) {
+      // The demo resumes its script where its clock (kept by the database) says it is: see demo-fleet.ts.
+      demoStartedAt = await demoEpoch(store.db);
+      const elapsed = demoStartedAt ? Date.now() - demoStartedAt.getTime() : 0;
+      sim = await startSim({ script: demoStateAt(elapsed, demoCycleMs) });
     }
+    const fleet = fileFleet ?? parseFleet(demoFleetYaml(sim!, demoInterval), 'the demo fleet');
     // One machine, one operator: the probe floor of control and the agents is MCP_FLEET_PROBE_*
     // where set, else the fleet given at start (the demo's 127.0.0.0/8). A fleet applied later
     // over the API or on SIGHUP narrows it, never widens it.
     const floor = probeFloor(env, {}, fleet.policy);
-    const store = await openStore({ databaseUrl: env.DATABASE_URL, log: (m) => log.info(m) });
-    running.store = store;
-    await store.migrate();
     const bus = await openBus({ ...busOptionsFromEnv(env), log });
     running.bus = bus;
     const tracing = startTracing({ serviceName: 'mcp-fleet' });
@@ -118,6 +123,8 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
       retentionDays: retentionDays(),
       probeFloor: floor,
     });
+    // On the first start the clock begins now, with the demo's servers just created.
+    if (sim) stopDrift = playDemoDrift(sim, (await demoEpoch(store.db)) ?? new Date(), demoCycleMs);
     for (const [i, region] of fleet.regions.entries())
       running.agents.push(await startAgent({ bus, region, metricsPort: agentPort + i, log, floor }));
     if (!values['no-dashboard']) {
@@ -155,7 +162,9 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
         'Fleet',
         values.fleet
           ? `${values.fleet}: ${plural(fleet.servers.length, 'server')}`
-          : `demo: ${plural(fleet.servers.length, 'simulated server')} with scripted drift`,
+          : `demo: ${plural(fleet.servers.length, 'simulated server')} with scripted drift${
+              demoStartedAt ? `, resumed where its script is (the demo began ${demoStartedAt.toISOString()})` : ''
+            }`,
       ],
     ];
     out(`mcp-fleet is up.\n\n${columns(rows)}\n\nCtrl-C stops everything.`);
@@ -185,6 +194,7 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
     await Promise.allSettled(running.agents.map((a) => a.stop()));
     await running.control?.stop();
     await running.bus?.close();
+    stopDrift?.();
     await running.store?.close();
     await sim?.close();
   }

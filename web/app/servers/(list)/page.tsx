@@ -1,5 +1,6 @@
 // Every server: current revision per region, era, last outcome, last run, pinned tests' state.
 // Search, filters and sorting travel in the URL (a plain GET form), so a view can be shared.
+// Live servers by default; retired ones (history kept, read-only) under their own tab, counted apart.
 import { OUTCOME_NAMES } from '@mcp-fleet/probe';
 import { SERVER_SORTS, type ServerSort, serversPage } from '@mcp-fleet/store';
 import Link from 'next/link';
@@ -29,9 +30,11 @@ export default async function Servers({ searchParams }: { searchParams: SearchPa
   const sort: ServerSort = SERVER_SORTS.includes(sortParam as ServerSort) ? (sortParam as ServerSort) : 'name';
   const descending = param(params, 'dir') === 'desc';
   const pageParam = Number(param(params, 'page') ?? '1');
+  const retired = param(params, 'status') === 'retired';
 
   const [page, regions] = await Promise.all([
     serversPage(db, {
+      status: retired ? 'retired' : 'live',
       search,
       revision: revision || undefined,
       era,
@@ -49,6 +52,7 @@ export default async function Servers({ searchParams }: { searchParams: SearchPa
   const link = (changes: Record<string, string | undefined>) => {
     const next = new URLSearchParams();
     const all = {
+      status: retired ? 'retired' : '',
       q: search,
       revision,
       era,
@@ -70,6 +74,14 @@ export default async function Servers({ searchParams }: { searchParams: SearchPa
   return (
     <>
       <h1>Servers</h1>
+      <nav className="tabs" aria-label="Live or retired servers" data-testid="server-tabs">
+        <Link className="tab" href={link({ status: '', page: '' })} aria-current={retired ? undefined : 'page'}>
+          Live ({page.counts.live})
+        </Link>
+        <Link className="tab" href={link({ status: 'retired', page: '' })} aria-current={retired ? 'page' : undefined}>
+          Retired ({page.counts.retired})
+        </Link>
+      </nav>
       <form className="filters" method="get" action="/servers" aria-label="Filter servers">
         <label>
           Search
@@ -82,6 +94,7 @@ export default async function Servers({ searchParams }: { searchParams: SearchPa
         <label className="check" style={{ flexDirection: 'row', alignItems: 'center' }}>
           <input type="checkbox" name="failing" value="1" defaultChecked={failing} /> failing only
         </label>
+        {retired && <input type="hidden" name="status" value="retired" />}
         {sort !== 'name' && <input type="hidden" name="sort" value={sort} />}
         {descending && <input type="hidden" name="dir" value="desc" />}
         <button type="submit" className="primary">
@@ -91,13 +104,16 @@ export default async function Servers({ searchParams }: { searchParams: SearchPa
       </form>
 
       <p className="muted" data-testid="servers-count" aria-live="polite">
-        {page.total} {page.total === 1 ? 'server' : 'servers'}
+        {page.total} {retired ? 'retired ' : ''}
+        {page.total === 1 ? 'server' : 'servers'}
         {page.pages > 1 ? ` · page ${page.page} of ${page.pages}` : ''}
       </p>
 
       {page.servers.length === 0 ? (
         <div className="panel empty">
-          {page.total === 0 && !search && !revision && !era && !region && !outcome && !failing ? (
+          {page.total === 0 && retired && !search ? (
+            'No retired servers: servers a fleet file no longer names, or deleted through the API, are kept here.'
+          ) : page.total === 0 && !search && !revision && !era && !region && !outcome && !failing ? (
             <>
               No servers yet. <Link href="/servers/new">Add a server</Link>.
             </>
@@ -141,6 +157,12 @@ export default async function Servers({ searchParams }: { searchParams: SearchPa
                   <tr key={s.id}>
                     <th scope="row">
                       <Link href={`/servers/${s.id}`}>{s.name}</Link>
+                      {s.retiredAt && (
+                        <span className="muted" style={{ fontWeight: 400 }} title={s.retiredAt.toISOString()}>
+                          {' '}
+                          · retired {ago(s.retiredAt)}
+                        </span>
+                      )}
                       <div className="muted" style={{ fontWeight: 400, fontSize: 12 }}>
                         {s.url}
                       </div>

@@ -1,5 +1,6 @@
 // The page on-call lands on: what the server speaks where, its latest detection, its tests, its
-// latency by region and its run history with "now X, was Y" rows for moves.
+// latency by region and its run history with "now X, was Y" rows for moves. A retired server's
+// page stays (era moves and runs link to it), marked retired and read-only.
 import { getRun, getServer, latencyByRegion, latestDetection, runsOfServer, serversOverview } from '@mcp-fleet/store';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
@@ -52,7 +53,9 @@ export default async function ServerPage({
     latencyByRegion(db, id, { since: range.since, until: range.until, buckets: range.buckets }),
     runsOfServer(db, id, { limit: HISTORY_PAGE, before }),
   ]);
-  if (!server || server.retiredAt) notFound();
+  // A retired server stays viewable (era moves and runs link here), read-only: nothing to edit.
+  if (!server) notFound();
+  const retired = server.retiredAt;
   const summary = overview[0];
   const regions = [...new Set(latency.points.map((p) => p.region))].sort();
   const latencyRows = new Map<number, { at: number } & Record<string, number>>();
@@ -73,18 +76,36 @@ export default async function ServerPage({
       <p className="muted" style={{ margin: '0 0 4px' }}>
         <Link href="/servers">Servers</Link> /
       </p>
-      <h1>{server.name}</h1>
+      <h1>
+        {server.name}
+        {retired && (
+          <>
+            {' '}
+            <span className="tag retired">retired</span>
+          </>
+        )}
+      </h1>
+      {retired && (
+        <p className="notice retired" data-testid="retired-notice">
+          Retired {utc(retired)} ({ago(retired)}): no longer probed. Its history is kept and shown here, read-only.
+        </p>
+      )}
       <p className="sub" style={{ marginTop: -10 }}>
         <span className="evidence">{server.url}</span> · every {Math.round(server.intervalMs / 1000)} s · timeout{' '}
-        {Math.round(server.timeoutMs / 1000)} s · regions {server.regions?.join(', ') ?? 'all'} ·{' '}
-        <Link href={`/servers/${id}/edit`}>Edit</Link>
+        {Math.round(server.timeoutMs / 1000)} s · regions {server.regions?.join(', ') ?? 'all'}
+        {!retired && (
+          <>
+            {' · '}
+            <Link href={`/servers/${id}/edit`}>Edit</Link>
+          </>
+        )}
       </p>
 
       <div className="grid">
         <section className="panel" aria-labelledby="now-h">
-          <h2 id="now-h">Now</h2>
+          <h2 id="now-h">{retired ? 'Last known' : 'Now'}</h2>
           {!summary || summary.byRegion.length === 0 ? (
-            <p className="empty">Not run yet: the first runs are scheduled.</p>
+            <p className="empty">{retired ? 'Never run.' : 'Not run yet: the first runs are scheduled.'}</p>
           ) : (
             <table data-testid="regions-now">
               <thead>
@@ -119,7 +140,13 @@ export default async function ServerPage({
           <h2 id="tests-h">Tests</h2>
           {!summary || summary.tests.length === 0 ? (
             <p className="empty">
-              No tests. <Link href={`/servers/${id}/edit`}>Add one</Link>.
+              No tests.
+              {!retired && (
+                <>
+                  {' '}
+                  <Link href={`/servers/${id}/edit`}>Add one</Link>.
+                </>
+              )}
             </p>
           ) : (
             <ul data-testid="tests" style={{ paddingLeft: 18, margin: 0 }}>
@@ -160,8 +187,14 @@ export default async function ServerPage({
           <h2 id="detection-h">Latest detection</h2>
           {!detection || !result?.revisions ? (
             <p className="empty">
-              No detection yet. Detections run on the server's detection interval, or from the{' '}
-              <Link href={`/servers/${id}/edit`}>editor</Link>.
+              {retired ? (
+                'No detection.'
+              ) : (
+                <>
+                  No detection yet. Detections run on the server's detection interval, or from the{' '}
+                  <Link href={`/servers/${id}/edit`}>editor</Link>.
+                </>
+              )}
             </p>
           ) : (
             <>

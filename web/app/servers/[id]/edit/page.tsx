@@ -4,6 +4,7 @@ import { notFound } from 'next/navigation';
 import { ServerEditor } from '../../../../components/server-editor';
 import { control } from '../../../../lib/control';
 import { getDb } from '../../../../lib/db';
+import { utc } from '../../../../lib/format';
 import { REVISION_NAMES, revisionLabel } from '../../../../lib/revisions';
 
 export const metadata = { title: 'Edit server' };
@@ -19,7 +20,22 @@ export default async function EditServer({ params }: { params: Promise<{ id: str
     serversOverview(db, { ids: [id] }),
     control<{ regions: string[] }>('GET', '/api/regions'),
   ]);
-  if (!server || server.retiredAt) notFound();
+  if (!server) notFound();
+  // A retired server is read-only (control's API refuses changes with 409): say so, offer no form.
+  if (server.retiredAt)
+    return (
+      <>
+        <p className="muted" style={{ margin: '0 0 4px' }}>
+          <Link href={`/servers/${id}`}>{server.name}</Link> /
+        </p>
+        <h1>Edit {server.name}</h1>
+        <p className="notice retired" data-testid="retired-notice">
+          This server was retired {utc(server.retiredAt)} and is read-only: its history is kept on{' '}
+          <Link href={`/servers/${id}`}>its page</Link>. Apply a fleet file that names it, or add a server, to watch it
+          again.
+        </p>
+      </>
+    );
   const tests = (overview[0]?.tests ?? []).map((t) => (t.mode === 'newest' ? 'newest' : (t.pinnedRevision ?? '')));
   return (
     <>
