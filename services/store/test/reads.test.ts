@@ -82,6 +82,20 @@ describe.each(BACKENDS)('reading the fleet on %s', (_name, make) => {
         },
         lastRunAt: minute(4),
         failing: true,
+        // The pin's failure is the worst of the region's tests.
+        state: {
+          outcome: 'unsupported_version',
+          failing: true,
+          test: { id: A!.tests[1]!.id, mode: 'pinned', pinnedRevision: '2025-06-18' },
+          message: 'Server no longer speaks protocol 2025-06-18',
+          assertion: {
+            name: 'mcp.protocol.revision',
+            expected: '2025-06-18',
+            actual: '2026-07-28',
+            message: 'Server no longer speaks protocol 2025-06-18',
+          },
+          lastRunAt: minute(4),
+        },
       },
       {
         region: 'us-east',
@@ -91,6 +105,15 @@ describe.each(BACKENDS)('reading the fleet on %s', (_name, make) => {
         lastAssertion: null,
         lastRunAt: minute(3),
         failing: false,
+        // Both tests pass; the downgrade is worse than the pin's success.
+        state: {
+          outcome: 'downgrade',
+          failing: false,
+          test: { id: A!.tests[0]!.id, mode: 'newest', pinnedRevision: null },
+          message: 'The handshake succeeded.',
+          assertion: null,
+          lastRunAt: minute(3),
+        },
       },
     ]);
     expect(A!.tests.map((t) => [t.mode, t.pinnedRevision, t.states.map((s) => [s.region, s.currentRevision])])).toEqual(
