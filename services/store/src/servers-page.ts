@@ -21,8 +21,6 @@ export interface ServersPageQuery {
   region?: string | undefined;
   /** Some test's last run ended so. */
   outcome?: string | undefined;
-  /** Only servers with a failing test. */
-  failing?: boolean | undefined;
   /** Only servers in this health (failing, degraded, up, not run yet: server-health.ts). */
   health?: ServerHealth | undefined;
   sort?: ServerSort | undefined;
@@ -86,7 +84,6 @@ export async function serversPage(db: Db, q: ServersPageQuery): Promise<ServersP
     q.era ? sql`${folded.revisions} && ${list(eraRevisions)}` : undefined,
     q.region ? sql`${q.region} = any(${folded.regions})` : undefined,
     q.outcome ? sql`${q.outcome} = any(${folded.outcomes})` : undefined,
-    q.failing ? sql`${folded.failing}` : undefined,
     q.health ? sql`${folded.health} = ${q.health}` : undefined,
   ];
   const where = and(...filters);
