@@ -20,7 +20,7 @@ const PIN_ASSERTION = {
   expected: '2025-06-18',
   actual: '2026-07-28',
   message: 'Server no longer speaks protocol 2025-06-18',
-};
+} as const;
 
 describe.each(BACKENDS)('reading the fleet on %s', (_name, make) => {
   const backend = make();
