@@ -67,7 +67,7 @@ export interface ServerOverview {
 /** Every active server (or those of `ids`) with its tests and how they stand per region; no credentials. */
 export async function serversOverview(db: Db, opts: { ids?: string[] } = {}): Promise<ServerOverview[]> {
   if (opts.ids?.length === 0) return [];
-  const health = serverHealth(db);
+  const health = serverHealth(db, { serverIds: opts.ids });
   const rows = await db
     .select({
       id: servers.id,

@@ -2,7 +2,7 @@
 // (and the test that caused it), and for the server as a whole, up / degraded / failing / not run
 // yet. The API, the dashboard and control's mcp_server_up all read these, so they cannot disagree.
 import type { Outcome } from '@mcp-fleet/probe';
-import { and, eq, isNotNull, isNull, sql } from 'drizzle-orm';
+import { and, eq, inArray, isNotNull, isNull, sql } from 'drizzle-orm';
 import type { Db } from './db';
 import { testStates, tests } from './schema';
 
@@ -96,7 +96,7 @@ export function worstState(candidates: { test: TestRef; state: TestRegionState }
  * A test fails in a region when its last run there did not pass (test_states.failing, set by
  * ingest: anything but success or downgrade, a pin's protocol mismatch included).
  */
-export function serverHealth(db: Db) {
+export function serverHealth(db: Db, opts: { serverIds?: string[] | undefined } = {}) {
   const perTest = db
     .select({
       serverId: tests.serverId,
@@ -105,7 +105,8 @@ export function serverHealth(db: Db) {
     })
     .from(tests)
     .innerJoin(testStates, and(eq(testStates.testId, tests.id), isNotNull(testStates.lastOutcome)))
-    .where(isNull(tests.retiredAt))
+    // Only the servers asked for, when the caller knows them (a page of the list, one server).
+    .where(and(isNull(tests.retiredAt), opts.serverIds ? inArray(tests.serverId, opts.serverIds) : undefined))
     .groupBy(tests.id)
     .as('per_test');
   return db
