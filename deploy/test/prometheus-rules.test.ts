@@ -190,6 +190,31 @@ describe('alertmanager.yml', () => {
     for (const s of SEVERITIES) expect(routed).toContain(`severity="${s}"`);
   });
 
+  it('inhibits only alerts that exist, on labels both alerts carry', async () => {
+    interface Inhibit {
+      source_matchers: string[];
+      target_matchers: string[];
+      equal: string[];
+    }
+    const config = await readYaml<{ inhibit_rules: Inhibit[] }>(path);
+    const named = (matchers: string[]) => {
+      const m = matchers.map((x) => /^alertname=~?"(.+)"$/.exec(x)).find(Boolean);
+      const pattern = new RegExp(`^(?:${m![1]})$`);
+      return alerts.filter((a) => pattern.test(a.alert!));
+    };
+    // The labels an alert's expr keeps: those of its outermost `by (…)`.
+    const labelsOf = (expr: string) => (/\bby \(([^)]*)\)/.exec(expr)?.[1] ?? '').split(',').map((l) => l.trim());
+    expect(config.inhibit_rules.length).toBeGreaterThan(0);
+    for (const rule of config.inhibit_rules) {
+      const sources = named(rule.source_matchers);
+      const targets = named(rule.target_matchers);
+      expect(sources.length, rule.source_matchers.join()).toBeGreaterThan(0);
+      expect(targets.length, rule.target_matchers.join()).toBeGreaterThan(0);
+      for (const a of [...sources, ...targets])
+        for (const label of rule.equal) expect(labelsOf(a.expr), `${a.alert} keeps ${label}`).toContain(label);
+    }
+  });
+
   // amtool ships with Debian's prometheus-alertmanager, which CI does not need; check with it when present.
   it('passes amtool check-config when amtool is installed', async () => {
     if (!(await installed(AMTOOL))) return;

@@ -5,7 +5,6 @@ import type { AddressInfo } from 'node:net';
 import type { Bus, Logger, Subscription } from '@mcp-fleet/bus';
 import {
   describeRanges,
-  isPassing,
   isRevision,
   PUBLIC_ONLY,
   type Revision,
@@ -326,12 +325,14 @@ async function sealCredentials(store: Store, log: Logger): Promise<void> {
     );
 }
 
-/** Per-server state for the gauges: the newest-supported test's revision and health, failing pins. */
+/**
+ * Per-server state for the gauges: the newest-supported test's revision, up as the worst state
+ * across every test in the region (server-health.ts, as the API and the dashboard judge it), failing pins.
+ */
 async function serverStates(store: Store): Promise<ServerState[]> {
   const out: ServerState[] = [];
   for (const s of await serversOverview(store.db)) {
-    const regions = new Set(s.tests.flatMap((t) => t.states.map((st) => st.region)));
-    for (const region of regions) {
+    for (const { region, state } of s.byRegion) {
       const newest = s.tests.find((t) => t.mode === 'newest')?.states.find((st) => st.region === region);
       const revision = newest?.currentRevision ?? null;
       out.push({
@@ -339,7 +340,7 @@ async function serverStates(store: Store): Promise<ServerState[]> {
         region,
         revision,
         era: isRevision(revision) ? revisionInfo(revision).era : null,
-        up: newest?.lastOutcome ? isPassing(newest.lastOutcome) : null,
+        up: state ? !state.failing : null,
         failingPinnedTests: s.tests.filter(
           (t) => t.mode === 'pinned' && t.states.some((st) => st.region === region && st.failing),
         ).length,

@@ -10,7 +10,7 @@ export interface ServerState {
   /** The revision the server's newest-supported test speaks there, when known. */
   revision: string | null;
   era: string | null;
-  /** The newest-supported test's last run passed (success or downgrade). */
+  /** The worst state across the server's tests in the region passes (server-health.ts); null: none has run there. */
   up: boolean | null;
   failingPinnedTests: number;
 }
@@ -107,7 +107,7 @@ export function createControlMetrics(sources: ControlMetricsSources) {
   });
   new Gauge({
     name: 'mcp_server_up',
-    help: "1 when a server's newest-supported test last passed in a region, 0 when it failed.",
+    help: '1 when every test of a server last passed in a region (its worst state), 0 when any failed.',
     labelNames: ['server', 'region'] as const,
     registers: [registry],
     async collect() {

@@ -17,4 +17,5 @@ export * from './reads';
 export * from './retention';
 export * from './schema';
 export * as schema from './schema';
+export * from './server-health';
 export * from './servers-page';

@@ -2,10 +2,19 @@
 // test_states (one row per test and region), history pages by cursor, and only the fleet summary
 // counts runs, over a time range of the runs_finished index.
 import { type Era, REVISION_NAMES, revisionInfo } from '@mcp-fleet/probe';
-import { and, asc, desc, eq, gte, inArray, isNotNull, isNull, lt, or, type SQL, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gte, inArray, isNull, lt, type SQL, sql } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import type { Db } from './db';
 import { detections, eraMoves, runs, servers, testStates, tests } from './schema';
+import {
+  healthOf,
+  SERVER_HEALTHS,
+  type ServerHealth,
+  serverHealth,
+  type WorstState,
+  worstState,
+} from './server-health';
+import { shownTests } from './shown-tests';
 
 export type Run = typeof runs.$inferSelect;
 export type EraMoveRecord = typeof eraMoves.$inferSelect;
@@ -21,6 +30,12 @@ export interface RegionState {
   lastAssertion: unknown;
   lastRunAt: Date | null;
   failing: boolean;
+}
+
+/** How a server stands in one region: as RegionState, plus the worst state across its tests there. */
+export interface ServerRegionState extends RegionState {
+  /** The worst last outcome of any of its tests in the region, and which test (server-health.ts). */
+  state: WorstState | null;
 }
 
 export interface TestOverview {
@@ -42,21 +57,15 @@ export interface ServerOverview {
   /** When it was retired (read-only from then on, history kept), or null while it is live. */
   retiredAt: Date | null;
   tests: TestOverview[];
+  /** Failing, degraded, up or not run yet, across its tests and regions (server-health.ts). */
+  health: ServerHealth;
   /**
    * Per region: the revision its newest-supported test speaks (a pinned test's when it has none),
-   * the outcome of its latest run of any test, and whether any test is failing there.
+   * the outcome of its latest run of any test, whether any test is failing there, and the worst
+   * state across its tests (`state`), which is the one to judge the server by.
    */
-  byRegion: RegionState[];
+  byRegion: ServerRegionState[];
 }
-
-/**
- * The tests shown with a server (join condition): a live server's live tests, a retired server's
- * tests retired with it (retireServer stamps both with the same time), not those retired before.
- */
-export const shownTests = and(
-  eq(tests.serverId, servers.id),
-  or(isNull(tests.retiredAt), and(isNotNull(servers.retiredAt), eq(tests.retiredAt, servers.retiredAt))),
-);
 
 /**
  * Every live server with its tests and how they stand per region; no credentials. Given `ids`,
@@ -65,6 +74,7 @@ export const shownTests = and(
  */
 export async function serversOverview(db: Db, opts: { ids?: string[] } = {}): Promise<ServerOverview[]> {
   if (opts.ids?.length === 0) return [];
+  const health = serverHealth(db, { serverIds: opts.ids });
   const rows = await db
     .select({
       id: servers.id,
@@ -75,6 +85,7 @@ export async function serversOverview(db: Db, opts: { ids?: string[] } = {}): Pr
       timeoutMs: servers.timeoutMs,
       detectionIntervalMs: servers.detectionIntervalMs,
       retiredAt: servers.retiredAt,
+      health: healthOf(health),
       testId: tests.id,
       mode: tests.mode,
       pinnedRevision: tests.pinnedRevision,
@@ -87,6 +98,7 @@ export async function serversOverview(db: Db, opts: { ids?: string[] } = {}): Pr
       failing: testStates.failing,
     })
     .from(servers)
+    .leftJoin(health, eq(health.serverId, servers.id))
     .leftJoin(tests, shownTests)
     .leftJoin(testStates, eq(testStates.testId, tests.id))
     .where(opts.ids ? inArray(servers.id, opts.ids) : isNull(servers.retiredAt))
@@ -97,7 +109,7 @@ export async function serversOverview(db: Db, opts: { ids?: string[] } = {}): Pr
   for (const r of rows) {
     let server = overview.get(r.id);
     if (!server) {
-      const { id, name, url, regions, intervalMs, timeoutMs, detectionIntervalMs, retiredAt } = r;
+      const { id, name, url, regions, intervalMs, timeoutMs, detectionIntervalMs, retiredAt, health } = r;
       server = {
         id,
         name,
@@ -108,6 +120,7 @@ export async function serversOverview(db: Db, opts: { ids?: string[] } = {}): Pr
         detectionIntervalMs,
         retiredAt,
         tests: [],
+        health,
         byRegion: [],
       };
       overview.set(r.id, server);
@@ -134,15 +147,15 @@ export async function serversOverview(db: Db, opts: { ids?: string[] } = {}): Pr
   return [...overview.values()];
 }
 
-function byRegion(serverTests: TestOverview[]): RegionState[] {
-  const regions = new Map<string, RegionState>();
+function byRegion(serverTests: TestOverview[]): ServerRegionState[] {
+  const regions = new Map<string, ServerRegionState>();
   // Newest-supported tests first: theirs is the revision the server speaks.
   const ordered = [...serverTests].sort((a, b) => Number(a.mode === 'pinned') - Number(b.mode === 'pinned'));
   for (const test of ordered) {
     for (const s of test.states) {
       const r = regions.get(s.region);
       if (!r) {
-        regions.set(s.region, { ...s });
+        regions.set(s.region, { ...s, state: null });
         continue;
       }
       r.currentRevision ??= s.currentRevision;
@@ -155,6 +168,10 @@ function byRegion(serverTests: TestOverview[]): RegionState[] {
       }
     }
   }
+  for (const r of regions.values())
+    r.state = worstState(
+      serverTests.flatMap((test) => test.states.filter((s) => s.region === r.region).map((state) => ({ test, state }))),
+    );
   return [...regions.values()].sort((a, b) => a.region.localeCompare(b.region));
 }
 
@@ -257,6 +274,8 @@ export interface FleetSummary {
     byRegion: Record<string, number>;
     byRegionAndOutcome: { region: string; outcome: string; runs: number }[];
   };
+  /** Active servers by health (failing, degraded, up, not run yet: server-health.ts); they add up to `servers`. */
+  health: Record<ServerHealth, number>;
   /** Active pinned tests failing in at least one region. */
   failingPinnedTests: number;
   /** Era moves in [since, until), and how many of them were downgrades or crossed eras. */
@@ -289,6 +308,14 @@ export function fleetSummary(
   return db.transaction(
     async (tx) => {
       const [active] = await tx.select({ n: count() }).from(servers).where(isNull(servers.retiredAt));
+
+      const health = serverHealth(tx);
+      const byHealth = await tx
+        .select({ health: healthOf(health), servers: count() })
+        .from(servers)
+        .leftJoin(health, eq(health.serverId, servers.id))
+        .where(isNull(servers.retiredAt))
+        .groupBy(sql`1`);
 
       const byRevision = await tx
         .select({ region: testStates.region, revision: testStates.currentRevision, servers: distinctServers })
@@ -357,6 +384,9 @@ export function fleetSummary(
         byRevision,
         byEra,
         runs: { total, byOutcome, byRegion: byRegionTotal, byRegionAndOutcome: outcomes },
+        health: Object.fromEntries(
+          SERVER_HEALTHS.map((h) => [h, byHealth.find((b) => b.health === h)?.servers ?? 0]),
+        ) as Record<ServerHealth, number>,
         failingPinnedTests: failing?.n ?? 0,
         eraMoves: moves?.moves ?? 0,
         downgrades: moves?.downgrades ?? 0,

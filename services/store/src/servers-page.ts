@@ -4,8 +4,10 @@
 import { type Era, REVISION_NAMES, revisionInfo } from '@mcp-fleet/probe';
 import { and, asc, desc, eq, ilike, isNotNull, isNull, or, type SQL, sql } from 'drizzle-orm';
 import type { Db } from './db';
-import { type ServerOverview, serversOverview, shownTests } from './reads';
+import { type ServerOverview, serversOverview } from './reads';
 import { servers, testStates, tests } from './schema';
+import { healthOf, type ServerHealth, serverHealth } from './server-health';
+import { shownTests } from './shown-tests';
 
 export const SERVER_SORTS = ['name', 'lastRun', 'failing'] as const;
 export type ServerSort = (typeof SERVER_SORTS)[number];
@@ -22,8 +24,8 @@ export interface ServersPageQuery {
   region?: string | undefined;
   /** Some test's last run ended so. */
   outcome?: string | undefined;
-  /** Only servers with a failing test. */
-  failing?: boolean | undefined;
+  /** Only servers in this health (failing, degraded, up, not run yet: server-health.ts). */
+  health?: ServerHealth | undefined;
   sort?: ServerSort | undefined;
   descending?: boolean | undefined;
   /** 1-based. */
@@ -52,6 +54,7 @@ export async function serversPage(db: Db, q: ServersPageQuery): Promise<ServersP
   const search = q.search?.trim();
   const pattern = search ? `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : undefined;
 
+  const health = serverHealth(db);
   const folded = db
     .select({
       id: servers.id,
@@ -64,8 +67,11 @@ export async function serversPage(db: Db, q: ServersPageQuery): Promise<ServersP
         filter (where ${testStates.lastOutcome} is not null), '{}')`.as('outcomes'),
       failing: sql<boolean>`coalesce(bool_or(${testStates.failing}), false)`.as('failing'),
       lastRunAt: sql<Date | null>`max(${testStates.lastRunAt})`.as('last_run_at'),
+      // One row per server on the join, so any aggregate of it is the server's health.
+      health: sql<ServerHealth>`min(${healthOf(health)})`.as('health'),
     })
     .from(servers)
+    .leftJoin(health, eq(health.serverId, servers.id))
     .leftJoin(tests, shownTests)
     .leftJoin(testStates, eq(testStates.testId, tests.id))
     .where(
@@ -83,7 +89,7 @@ export async function serversPage(db: Db, q: ServersPageQuery): Promise<ServersP
     q.era ? sql`${folded.revisions} && ${list(eraRevisions)}` : undefined,
     q.region ? sql`${q.region} = any(${folded.regions})` : undefined,
     q.outcome ? sql`${q.outcome} = any(${folded.outcomes})` : undefined,
-    q.failing ? sql`${folded.failing}` : undefined,
+    q.health ? sql`${folded.health} = ${q.health}` : undefined,
   ];
   const where = and(...filters);
   const direction = q.descending ? desc : asc;

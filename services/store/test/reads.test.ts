@@ -14,6 +14,14 @@ import {
 import { BACKENDS } from './backends';
 import { handshakeRun, minute, resultOf, serverWithTests } from './fixtures';
 
+/** A failed pin's assertion, as the probe reports it. */
+const PIN_ASSERTION = {
+  name: 'mcp.protocol.revision',
+  expected: '2025-06-18',
+  actual: '2026-07-28',
+  message: 'Server no longer speaks protocol 2025-06-18',
+} as const;
+
 describe.each(BACKENDS)('reading the fleet on %s', (_name, make) => {
   const backend = make();
   let store: Store;
@@ -38,12 +46,7 @@ describe.each(BACKENDS)('reading the fleet on %s', (_name, make) => {
       negotiated: null,
       outcome: 'unsupported_version',
       message: 'Server no longer speaks protocol 2025-06-18',
-      assertion: {
-        name: 'mcp.protocol.revision',
-        expected: '2025-06-18',
-        actual: '2026-07-28',
-        message: 'Server no longer speaks protocol 2025-06-18',
-      },
+      assertion: PIN_ASSERTION,
     });
     const results = [
       resultOf(aNewest, 'eu-west', minute(1), handshakeRun({ negotiated: '2025-06-18' })),
@@ -75,14 +78,18 @@ describe.each(BACKENDS)('reading the fleet on %s', (_name, make) => {
         currentRevision: '2026-07-28',
         lastOutcome: 'unsupported_version',
         lastMessage: 'Server no longer speaks protocol 2025-06-18',
-        lastAssertion: {
-          name: 'mcp.protocol.revision',
-          expected: '2025-06-18',
-          actual: '2026-07-28',
-          message: 'Server no longer speaks protocol 2025-06-18',
-        },
+        lastAssertion: PIN_ASSERTION,
         lastRunAt: minute(4),
         failing: true,
+        // The pin's failure is the worst of the region's tests.
+        state: {
+          outcome: 'unsupported_version',
+          failing: true,
+          test: { id: A!.tests[1]!.id, mode: 'pinned', pinnedRevision: '2025-06-18' },
+          message: 'Server no longer speaks protocol 2025-06-18',
+          assertion: PIN_ASSERTION,
+          lastRunAt: minute(4),
+        },
       },
       {
         region: 'us-east',
@@ -92,6 +99,15 @@ describe.each(BACKENDS)('reading the fleet on %s', (_name, make) => {
         lastAssertion: null,
         lastRunAt: minute(3),
         failing: false,
+        // Both tests pass; the downgrade is worse than the pin's success.
+        state: {
+          outcome: 'downgrade',
+          failing: false,
+          test: { id: A!.tests[0]!.id, mode: 'newest', pinnedRevision: null },
+          message: 'The handshake succeeded.',
+          assertion: null,
+          lastRunAt: minute(3),
+        },
       },
     ]);
     expect(A!.tests.map((t) => [t.mode, t.pinnedRevision, t.states.map((s) => [s.region, s.currentRevision])])).toEqual(

@@ -1,5 +1,13 @@
-// Fleet overview: headline figures, revision drift, downgrades, era moves and the region matrix.
-import { downgradesOverTime, eraMovesList, fleetSummary, revisionDrift } from '@mcp-fleet/store';
+// Fleet overview: live servers by health first (each a link to that list), then headline figures,
+// revision drift, downgrades, era moves and the region matrix.
+import {
+  downgradesOverTime,
+  eraMovesList,
+  fleetSummary,
+  revisionDrift,
+  SERVER_HEALTHS,
+  type ServerHealth,
+} from '@mcp-fleet/store';
 import Link from 'next/link';
 import { ChartData } from '../../components/chart-data';
 import { DowngradeChart } from '../../components/downgrade-chart';
@@ -7,6 +15,7 @@ import { DriftChart } from '../../components/drift-chart';
 import { EraMoveTimeline } from '../../components/era-move-timeline';
 import { RegionMatrix } from '../../components/region-matrix';
 import { RevisionBadge } from '../../components/revision-badge';
+import { HEALTH_HINTS, HEALTH_LABELS } from '../../components/server-state';
 import { getDb } from '../../lib/db';
 import { ago, percent, utc } from '../../lib/format';
 import { pickRange, type SearchParams } from '../../lib/range';
@@ -71,6 +80,11 @@ export default async function Overview({ searchParams }: { searchParams: SearchP
   return (
     <>
       <h1>Fleet overview</h1>
+      <section className="headline" aria-label="Servers by state">
+        {SERVER_HEALTHS.filter((h) => h !== 'not_run' || summary.health.not_run > 0).map((h) => (
+          <HealthFigure key={h} health={h} servers={summary.health[h]} />
+        ))}
+      </section>
       <section className="headline" aria-label="Headline figures">
         <Figure label="servers" value={summary.servers} testId="fig-servers" />
         <Figure
@@ -79,10 +93,10 @@ export default async function Overview({ searchParams }: { searchParams: SearchP
           testId="fig-current"
         />
         <Figure
-          label="pinned tests failing"
+          label={summary.failingPinnedTests === 1 ? 'pinned test failing' : 'pinned tests failing'}
           value={summary.failingPinnedTests}
           bad={summary.failingPinnedTests > 0}
-          testId="fig-failing"
+          testId="fig-failing-pins"
         />
         <Figure label={`downgrades in ${range.name}`} value={downgrades.total} testId="fig-downgrades" />
         <Figure label={`era moves in ${range.name}`} value={summary.eraMoves} testId="fig-era-moves" />
@@ -215,5 +229,20 @@ function Figure({
       <div className="value">{value}</div>
       <div className="label">{label}</div>
     </div>
+  );
+}
+
+/** A count of live servers in one health; the card is a link to exactly those servers. */
+function HealthFigure({ health, servers }: { health: ServerHealth; servers: number }) {
+  // Coloured only when there is something to look at.
+  const tone = servers === 0 ? '' : health === 'failing' ? ' bad' : health === 'degraded' ? ' warn' : '';
+  return (
+    <Link className={`figure${tone}`} href={`/servers?health=${health}`} data-testid={`fig-health-${health}`}>
+      <div className="value">{servers}</div>
+      <div className="label">
+        {servers === 1 ? 'server' : 'servers'} {HEALTH_LABELS[health]}
+      </div>
+      <div className="hint">{HEALTH_HINTS[health]}</div>
+    </Link>
   );
 }

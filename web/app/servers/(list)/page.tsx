@@ -1,11 +1,13 @@
-// Every server: current revision per region, era, last outcome, last run, pinned tests' state.
+// Every server: current revision per region, era, its state (health, and per region the worst
+// state across its tests with the test that caused it), last run, pinned tests' state.
 // Search, filters and sorting travel in the URL (a plain GET form), so a view can be shared.
 // Live servers by default; retired ones (history kept, read-only) under their own tab, counted apart.
 import { OUTCOME_NAMES } from '@mcp-fleet/probe';
-import { SERVER_SORTS, type ServerSort, serversPage } from '@mcp-fleet/store';
+import { isServerHealth, SERVER_HEALTHS, SERVER_SORTS, type ServerSort, serversPage } from '@mcp-fleet/store';
 import Link from 'next/link';
-import { OutcomeText, RevisionBadge } from '../../../components/revision-badge';
+import { RevisionBadge } from '../../../components/revision-badge';
 import { SelectFilter } from '../../../components/select-filter';
+import { HEALTH_LABELS, HealthText, RegionStates } from '../../../components/server-state';
 import { getDb } from '../../../lib/db';
 import { ago } from '../../../lib/format';
 import { param, type SearchParams } from '../../../lib/range';
@@ -25,7 +27,9 @@ export default async function Servers({ searchParams }: { searchParams: SearchPa
   const era = eraParam === 'legacy' || eraParam === 'modern' ? eraParam : undefined;
   const region = param(params, 'region') ?? '';
   const outcome = param(params, 'outcome') ?? '';
-  const failing = param(params, 'failing') === '1';
+  // From the URL (the browser's to write): only a known health filters.
+  const healthParam = param(params, 'health');
+  const health = isServerHealth(healthParam) ? healthParam : undefined;
   const sortParam = param(params, 'sort');
   const sort: ServerSort = SERVER_SORTS.includes(sortParam as ServerSort) ? (sortParam as ServerSort) : 'name';
   const descending = param(params, 'dir') === 'desc';
@@ -40,7 +44,7 @@ export default async function Servers({ searchParams }: { searchParams: SearchPa
       era,
       region: region || undefined,
       outcome: outcome || undefined,
-      failing,
+      health,
       sort,
       descending,
       page: Number.isFinite(pageParam) ? pageParam : 1,
@@ -58,7 +62,7 @@ export default async function Servers({ searchParams }: { searchParams: SearchPa
       era,
       region,
       outcome,
-      failing: failing ? '1' : '',
+      health,
       sort,
       dir: descending ? 'desc' : '',
       ...changes,
@@ -90,10 +94,13 @@ export default async function Servers({ searchParams }: { searchParams: SearchPa
         <SelectFilter label="Revision" name="revision" value={revision} options={REVISION_NAMES} />
         <SelectFilter label="Era" name="era" value={era ?? ''} options={['legacy', 'modern']} />
         <SelectFilter label="Region" name="region" value={region} options={regions} />
-        <SelectFilter label="Last outcome" name="outcome" value={outcome} options={OUTCOME_NAMES} />
-        <label className="check" style={{ flexDirection: 'row', alignItems: 'center' }}>
-          <input type="checkbox" name="failing" value="1" defaultChecked={failing} /> failing only
-        </label>
+        <SelectFilter
+          label="State"
+          name="health"
+          value={health ?? ''}
+          options={SERVER_HEALTHS.map((h) => ({ value: h, label: HEALTH_LABELS[h] }))}
+        />
+        <SelectFilter label="Outcome (any test)" name="outcome" value={outcome} options={OUTCOME_NAMES} />
         {retired && <input type="hidden" name="status" value="retired" />}
         {sort !== 'name' && <input type="hidden" name="sort" value={sort} />}
         {descending && <input type="hidden" name="dir" value="desc" />}
@@ -113,7 +120,7 @@ export default async function Servers({ searchParams }: { searchParams: SearchPa
         <div className="panel empty">
           {page.total === 0 && retired && !search ? (
             'No retired servers: servers a fleet file no longer names, or deleted through the API, are kept here.'
-          ) : page.total === 0 && !search && !revision && !era && !region && !outcome && !failing ? (
+          ) : page.total === 0 && !search && !revision && !era && !region && !outcome && !health ? (
             <>
               No servers yet. <Link href="/servers/new">Add a server</Link>.
             </>
@@ -135,7 +142,7 @@ export default async function Servers({ searchParams }: { searchParams: SearchPa
                   </th>
                 ))}
                 <th scope="col">Era</th>
-                <th scope="col">Last outcome</th>
+                <th scope="col">State</th>
                 <th scope="col" aria-sort={ariaSort('lastRun')}>
                   <Link href={sortLink('lastRun')}>Last run</Link>
                 </th>
@@ -176,8 +183,9 @@ export default async function Servers({ searchParams }: { searchParams: SearchPa
                       );
                     })}
                     <td>{eras.join(' / ') || <span className="muted">—</span>}</td>
-                    <td>
-                      <OutcomeText outcome={latest?.lastOutcome} />
+                    <td data-testid="server-state">
+                      <HealthText health={s.health} />
+                      <RegionStates byRegion={s.byRegion} />
                     </td>
                     <td title={latest?.lastRunAt?.toISOString()}>{ago(latest?.lastRunAt)}</td>
                     <td>

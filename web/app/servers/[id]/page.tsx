@@ -7,6 +7,7 @@ import { notFound } from 'next/navigation';
 import { DetectionCause, type DetectionEntry, DetectionTable } from '../../../components/detection-table';
 import { LatencyChart } from '../../../components/latency-chart';
 import { OutcomeText, RevisionBadge } from '../../../components/revision-badge';
+import { HEALTH_HINTS, HealthText, testName } from '../../../components/server-state';
 import { formatCursor, parseCursor } from '../../../lib/cursor';
 import { getDb } from '../../../lib/db';
 import { ago, utc } from '../../../lib/format';
@@ -107,32 +108,43 @@ export default async function ServerPage({
           {!summary || summary.byRegion.length === 0 ? (
             <p className="empty">{retired ? 'Never run.' : 'Not run yet: the first runs are scheduled.'}</p>
           ) : (
-            <table data-testid="regions-now">
-              <thead>
-                <tr>
-                  <th scope="col">Region</th>
-                  <th scope="col">Revision</th>
-                  <th scope="col">Era</th>
-                  <th scope="col">Last outcome</th>
-                  <th scope="col">Last run</th>
-                </tr>
-              </thead>
-              <tbody>
-                {summary.byRegion.map((r) => (
-                  <tr key={r.region}>
-                    <th scope="row">{r.region}</th>
-                    <td>
-                      <RevisionBadge revision={r.currentRevision} />
-                    </td>
-                    <td>{eraOf(r.currentRevision) ?? '—'}</td>
-                    <td>
-                      <OutcomeText outcome={r.lastOutcome} />
-                    </td>
-                    <td title={r.lastRunAt?.toISOString()}>{ago(r.lastRunAt)}</td>
+            <>
+              <p className="sub" data-testid="server-health">
+                <HealthText health={summary.health} />: {HEALTH_HINTS[summary.health]}. Each region shows the worst
+                state across its tests.
+              </p>
+              <table data-testid="regions-now">
+                <thead>
+                  <tr>
+                    <th scope="col">Region</th>
+                    <th scope="col">Revision</th>
+                    <th scope="col">Era</th>
+                    <th scope="col">State</th>
+                    <th scope="col">Test</th>
+                    <th scope="col">Last run</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
+                </thead>
+                <tbody>
+                  {summary.byRegion.map((r) => (
+                    <tr key={r.region}>
+                      <th scope="row">{r.region}</th>
+                      <td>
+                        <RevisionBadge revision={r.currentRevision} />
+                      </td>
+                      <td>{eraOf(r.currentRevision) ?? '—'}</td>
+                      <td>
+                        <OutcomeText outcome={r.state?.outcome} />
+                        {r.state?.failing ? (
+                          <div className="fail">{assertionMessage(r.state.assertion) ?? r.state.message}</div>
+                        ) : null}
+                      </td>
+                      <td>{r.state ? testName(r.state.test) : '—'}</td>
+                      <td title={r.lastRunAt?.toISOString()}>{ago(r.lastRunAt)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </>
           )}
         </section>
 
