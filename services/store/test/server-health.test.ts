@@ -50,6 +50,7 @@ describe.each(BACKENDS)('server health on %s', (_name, make) => {
   let store: Store;
   const expected: Record<string, ServerHealth> = {};
   let pinnedFailing: { newest: Test; pinned: Test };
+  let goneId: string;
 
   beforeAll(async () => {
     store = await backend.open();
@@ -110,10 +111,20 @@ describe.each(BACKENDS)('server health on %s', (_name, make) => {
     const gone = await serverWithTests(db, ['newest'], { name: 'h-gone' });
     await run(gone.tests[0]!, 'eu-west', 1, failed('unreachable'));
     await retireServer(db, gone.server.id);
+    goneId = gone.server.id;
   });
 
   afterAll(async () => {
     await backend.dispose();
+  });
+
+  it("keeps a retired server's last known health on its own page, not 'not run yet'", async () => {
+    const [gone] = await serversOverview(store.db, { ids: [goneId] });
+    expect(gone?.retiredAt).not.toBeNull();
+    expect(gone?.health).toBe('failing');
+    expect(gone?.byRegion.map((r) => r.state?.outcome)).toEqual(['unreachable']);
+    const retired = await serversPage(store.db, { status: 'retired' });
+    expect(retired.servers.map((s) => [s.name, s.health])).toEqual([['h-gone', 'failing']]);
   });
 
   it('judges each server up, degraded, failing or not run yet', async () => {
