@@ -31,7 +31,7 @@ import {
   updateServer,
 } from '@mcp-fleet/store';
 import { z } from 'zod';
-import type { ApplySummary } from './apply';
+import { type ApplyOptions, type ApplySummary, PlanChangedError } from './apply';
 import { parseDuration } from './durations';
 import {
   DEFAULT_INTERVAL_MS,
@@ -55,8 +55,8 @@ import { HttpError, parseBody, Router } from './http';
 
 export interface ApiContext {
   db: Db;
-  /** Apply a fleet definition (as the fleet file at start or on SIGHUP). */
-  apply: (fleet: FleetDefinition) => Promise<ApplySummary>;
+  /** Apply a fleet definition (as the fleet file at start or on SIGHUP), or plan it (dry run). */
+  apply: (fleet: FleetDefinition, opts?: ApplyOptions) => Promise<ApplySummary>;
   regions: () => string[];
   /** The fleet's policy: what a server's URL may be. */
   policy: () => TargetPolicy;
@@ -327,15 +327,25 @@ export function createApi(ctx: ApiContext): Router {
         let fleet: FleetDefinition;
         try {
           if (req.bodyKind === 'yaml' && typeof req.body === 'string')
-            fleet = parseFleet(req.body, 'the fleet file sent', 'refuse');
+            fleet = parseFleet(req.body, 'request body', 'refuse');
           else if (typeof req.body === 'string')
             throw new HttpError(415, 'a JSON body is the fleet as an object; send a fleet file as application/yaml');
-          else fleet = fleetFromObject(req.body, 'the fleet sent');
+          else fleet = fleetFromObject(req.body, 'request body');
         } catch (err) {
           if (err instanceof FleetFileError) throw new HttpError(400, err.message);
           throw err;
         }
-        return { json: await ctx.apply(fleet).catch((err) => Promise.reject(noKey(err))) };
+        // ?dryRun=1: the plan, nothing written. ?plan=<id of a dry run's plan>: apply only if it is still that plan.
+        const dryRun = flagParam(req.query, 'dryRun');
+        const expectPlan = req.query.get('plan') ?? undefined;
+        if (expectPlan !== undefined && !/^[0-9a-f]{16}$/.test(expectPlan))
+          throw new HttpError(400, 'plan: the plan of a dry run (16 hex digits)');
+        try {
+          return { json: await ctx.apply(fleet, { dryRun, expectPlan }) };
+        } catch (err) {
+          if (err instanceof PlanChangedError) throw new HttpError(409, err.message);
+          throw noKey(err);
+        }
       },
       { accepts: ['yaml', 'json'] },
     )
@@ -400,6 +410,14 @@ function intParam(q: URLSearchParams, name: string, fallback: number, min: numbe
   if (!Number.isInteger(n) || n < min || n > max)
     throw new HttpError(400, `${name}: a whole number from ${min} to ${max}`);
   return n;
+}
+
+/** A yes/no query parameter: absent, 0 or false is no; present empty, 1 or true is yes. */
+function flagParam(q: URLSearchParams, name: string): boolean {
+  const raw = q.get(name);
+  if (raw === null || raw === '0' || raw === 'false') return false;
+  if (raw === '' || raw === '1' || raw === 'true') return true;
+  throw new HttpError(400, `${name}: 1 or 0`);
 }
 
 /** `since` is an ISO time or a range (1h, 24h, 7d, 30d). */

@@ -16,7 +16,14 @@ import type { ServerInput } from '@mcp-fleet/store';
 import { isMap, isScalar, LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { parseDuration } from './durations';
-import { type FleetProblem, FleetFileError, fieldName, type Position, schemaProblems, unitlessDuration } from './fleet-problems';
+import {
+  FleetFileError,
+  type FleetProblem,
+  fieldName,
+  type Position,
+  schemaProblems,
+  unitlessDuration,
+} from './fleet-problems';
 
 export { FleetFileError } from './fleet-problems';
 
@@ -262,7 +269,8 @@ function readYaml(text: string, file: string, expand: Expansion): { definition: 
     }
     throw new FleetFileError(file, problems);
   }
-  if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) throw new FleetFileError(file, [{ message: EMPTY }]);
+  if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null))
+    throw new FleetFileError(file, [{ message: EMPTY }]);
   if (!isMap(doc.contents))
     throw new FleetFileError(file, [
       { at: at(doc.contents.range?.[0]), message: 'the file must be a mapping (regions, defaults, servers, policy)' },

@@ -194,19 +194,22 @@ policy: { allow: [${allow}] }
 
   // Issue 13 point 8: the messages the README promises.
   it('a misspelt key is one line that says what was meant', () => {
-    expect(problems('servers:\n  - name: x\n    url: https://x.example.com/\n    tests:\n      - revison: newest\n')).toEqual([
-      'fleet.yaml:5:9: servers[0].tests[0]: unknown key `revison`: did you mean `revision`?',
-    ]);
+    expect(
+      problems('servers:\n  - name: x\n    url: https://x.example.com/\n    tests:\n      - revison: newest\n'),
+    ).toEqual(['fleet.yaml:5:9: servers[0].tests[0]: unknown key `revison`: did you mean `revision`?']);
     expect(problems('servers:\n  - nmae: x\n    url: https://x.example.com/\n')).toEqual([
       'fleet.yaml:2:5: servers[0]: unknown key `nmae`: did you mean `name`?',
     ]);
-    expect(problems('region: [a]\nservers: []\n')).toEqual(['fleet.yaml:1:1: (file): unknown key `region`: did you mean `regions`?']);
+    expect(problems('region: [a]\nservers: []\n')).toEqual([
+      'fleet.yaml:1:1: (file): unknown key `region`: did you mean `regions`?',
+    ]);
     // A key that is simply missing says so, at its mapping.
     expect(problems('servers:\n  - name: x\n')).toEqual(['fleet.yaml:2:5: servers[0]: `url` is missing']);
   });
 
   it('a duration without its unit says to write one, such as 10s', () => {
-    const server = (timeout: string) => `servers:\n  - name: x\n    url: https://x.example.com/\n    timeout: ${timeout}\n`;
+    const server = (timeout: string) =>
+      `servers:\n  - name: x\n    url: https://x.example.com/\n    timeout: ${timeout}\n`;
     expect(problems(server('10'))).toEqual([
       'fleet.yaml:4:14: servers[0].timeout: 10 has no unit: write a duration such as 10s (ms, s, m or h)',
     ]);
@@ -223,7 +226,9 @@ policy: { allow: [${allow}] }
     expect(problems('servers:\n  - name: x\n  url: y\n')).toEqual([
       'fleet.yaml:3:1: All mapping items must start at the same column',
     ]);
-    expect(problems('servers:\n  - name: "x\n')).toEqual([expect.stringMatching(/^fleet\.yaml:\d+:\d+: Missing closing "quote/)]);
+    expect(problems('servers:\n  - name: "x\n')).toEqual([
+      expect.stringMatching(/^fleet\.yaml:\d+:\d+: Missing closing "quote/),
+    ]);
   });
 
   it('an empty file is explained, not applied as a fleet of no servers', () => {

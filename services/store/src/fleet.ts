@@ -4,7 +4,7 @@
 // header values in plaintext, `url` in its display form (credentials masked) and the whole URL,
 // to probe, as `target`.
 import { hasUrlCredentials, isRevision, type Revision } from '@mcp-fleet/probe';
-import { and, asc, eq, isNull, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, isNotNull, isNull, sql } from 'drizzle-orm';
 import {
   CredentialsUnreadableError,
   currentKeyring,
@@ -276,6 +276,72 @@ export function retireServer(db: Db, id: string): Promise<boolean> {
       .where(and(eq(tests.serverId, id), isNull(tests.retiredAt)));
     return true;
   });
+}
+
+/**
+ * The server of this name retired last, if any: a fleet that names it again revives it (same id,
+ * so its runs, era moves and dashboard links stay one history) rather than starting a stranger.
+ */
+export async function lastRetiredServer(db: Db, name: string): Promise<{ id: string; retiredAt: Date } | null> {
+  const [row] = await db
+    .select({ id: servers.id, retiredAt: servers.retiredAt })
+    .from(servers)
+    .where(and(eq(servers.name, name), isNotNull(servers.retiredAt)))
+    .orderBy(desc(servers.retiredAt), desc(servers.id))
+    .limit(1);
+  return row?.retiredAt ? { id: row.id, retiredAt: row.retiredAt } : null;
+}
+
+/**
+ * Bring a retired server back under its id with the fields given (credentials sealed anew, as
+ * updateServer does); null when it is not retired. Its tests stay retired: reviveTest each one wanted.
+ */
+export function reviveServer(db: Db, id: string, input: ServerInput): Promise<UpdatedServer | null> {
+  return db.transaction(async (tx) => {
+    const done = await tx
+      .update(servers)
+      .set({ retiredAt: null, updatedAt: new Date() })
+      .where(and(eq(servers.id, id), isNotNull(servers.retiredAt)))
+      .returning({ id: servers.id })
+      .catch((err: unknown) => {
+        throw serverError(err, input.name);
+      });
+    if (done.length === 0) return null;
+    return updateServer(tx, id, input);
+  });
+}
+
+/** The test of a server with this mode and pin retired last, if any (the same test, by its key). */
+export async function lastRetiredTest(
+  db: Db,
+  serverId: string,
+  mode: 'newest' | 'pinned',
+  pinnedRevision: string | null,
+): Promise<Test | null> {
+  const [row] = await db
+    .select()
+    .from(tests)
+    .where(
+      and(
+        eq(tests.serverId, serverId),
+        eq(tests.mode, mode),
+        pinnedRevision === null ? isNull(tests.pinnedRevision) : eq(tests.pinnedRevision, pinnedRevision),
+        isNotNull(tests.retiredAt),
+      ),
+    )
+    .orderBy(desc(tests.retiredAt), desc(tests.createdAt))
+    .limit(1);
+  return row ?? null;
+}
+
+/** Bring a retired test back (its states and runs are its history); false when it was not retired. */
+export async function reviveTest(db: Db, id: string): Promise<boolean> {
+  const done = await db
+    .update(tests)
+    .set({ retiredAt: null })
+    .where(and(eq(tests.id, id), isNotNull(tests.retiredAt)))
+    .returning({ id: tests.id });
+  return done.length > 0;
 }
 
 export async function listActiveTests(db: Db, serverId?: string): Promise<ActiveTest[]> {
