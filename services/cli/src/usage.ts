@@ -29,9 +29,13 @@ Usage:
                   [--allow cidrs] [--deny cidrs] [--schemes list]
                                        a regional probe agent (NATS_URL); its own probe floor
                                        (default: public addresses, http and https) bounds every job
-  mcp-fleet apply [--fleet mcp-fleet.yaml] [--api url]
-                                       check the fleet file, expand its \${NAME} from this
-                                       environment, send it to the running control
+  mcp-fleet apply [file] [--api url] [--dry-run] [--yes] [--json]
+                                       check the fleet file (default mcp-fleet.yaml), expand
+                                       its \${NAME} from this environment, show control's plan
+                                       and apply it; retiring anything asks first (--yes in
+                                       scripts; without a terminal it is refused, exit 2)
+  mcp-fleet validate <file>...         check fleet files offline, no control needed
+                                       (exit 0 valid, 2 invalid: file:line:column: problem)
   mcp-fleet secrets init --dir <dir> [--region <name>]... [--owner [<role>=]<uid>[:<gid>]]
                                        generate what a compose stack needs where missing (0600)
 
@@ -40,7 +44,7 @@ Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28.
 Exit codes:
   0  detect: DETECTED; handshake: success or downgrade
   1  detect: NONE; handshake: any other outcome
-  2  usage error (bad arguments)
+  2  usage error (bad arguments); an invalid fleet file; apply would retire without --yes
   3  detect: RATE_LIMITED
   70 internal error
 `;
