@@ -27,17 +27,15 @@ import {
   retireTest,
   runsOfServer,
   SecretKeyError,
+  serverHasSpoken,
   serversOverview,
   updateServer,
 } from '@mcp-fleet/store';
 import { z } from 'zod';
 import { type ApplyOptions, type ApplySummary, PlanChangedError } from './apply';
-import { parseDuration } from './durations';
 import {
   DEFAULT_INTERVAL_MS,
   DEFAULT_TIMEOUT_MS,
-  detectionSchedule,
-  duration,
   type FleetDefinition,
   FleetFileError,
   fleetFromObject,
@@ -48,10 +46,9 @@ import {
   parseFleet,
   regionName,
   revisionChoice,
-  serverName,
-  targetUrl,
 } from './fleet-file';
 import { HttpError, parseBody, Router } from './http';
+import { CreateServer, headersOf, PatchServer, timingOf } from './server-body';
 
 export interface ApiContext {
   db: Db;
@@ -69,28 +66,6 @@ export interface ApiContext {
 }
 
 const headersSchema = headerMap.refine((h) => Object.keys(h).length <= 50, 'at most 50 headers');
-
-const CreateServer = z.strictObject({
-  name: serverName,
-  url: newTargetUrl,
-  headers: headersSchema.default({}),
-  regions: z.array(regionName).min(1).nullable().default(null),
-  interval: duration.optional(),
-  timeout: duration.optional(),
-  tests: z.array(z.strictObject({ revision: revisionChoice })).default([{ revision: 'newest' }]),
-  detection: detectionSchedule.nullable().default(null),
-});
-
-const PatchServer = z.strictObject({
-  /** Masked parts (as GET shows them) keep the stored ones, on the same origin only (store's kept-credentials). */
-  url: targetUrl.optional(),
-  /** Omitted: the stored headers stay, unless the URL moves to another origin, which drops them. */
-  headers: headersSchema.optional(),
-  regions: z.array(regionName).min(1).nullable().optional(),
-  interval: duration.optional(),
-  timeout: duration.optional(),
-  detection: detectionSchedule.nullable().optional(),
-});
 
 const CreateTest = z.strictObject({ revision: revisionChoice });
 const Detect = z.strictObject({
@@ -139,9 +114,25 @@ export function createApi(ctx: ApiContext): Router {
     }
     return d;
   };
-  /** Seed 001: saving a pinned test runs it once first; it is saved only if it passes. */
-  const runPinFirst = async (url: string, headers: Record<string, string>, timeoutMs: number, revision: Revision) => {
-    const run = await handshake(url, { revision, headers, timeoutMs, dispatcher: dispatcher() });
+  /**
+   * Seed 001: saving a pinned test runs it once first; it is saved only if it passes. Its failure
+   * says the server "no longer" speaks the pin only if the server's history shows it once did.
+   */
+  const runPinFirst = async (
+    url: string,
+    headers: Record<string, string>,
+    timeoutMs: number,
+    revision: Revision,
+    serverId?: string,
+  ) => {
+    const spoken = serverId !== undefined && (await serverHasSpoken(ctx.db, serverId, revision));
+    const run = await handshake(url, {
+      revision,
+      headers,
+      timeoutMs,
+      dispatcher: dispatcher(),
+      ...(spoken ? { current: revision } : {}),
+    });
     if (!isPassing(run.outcome)) throw new PinRefused(revision, run);
   };
 
@@ -149,25 +140,27 @@ export function createApi(ctx: ApiContext): Router {
     .on('GET', '/api/servers', async () => ({ json: { servers: await serversOverview(ctx.db) } }))
     .on('POST', '/api/servers', async (req) => {
       const body = parseBody(CreateServer, req.body);
+      const headers = headersOf(body.headers);
       checkRegions(body.regions);
       checkTarget(body.url);
-      const intervalMs = parseDuration(body.interval ?? '') ?? DEFAULT_INTERVAL_MS;
-      const timeoutMs = parseDuration(body.timeout ?? '') ?? DEFAULT_TIMEOUT_MS;
+      const given = timingOf(body);
+      const intervalMs = given.intervalMs ?? DEFAULT_INTERVAL_MS;
+      const timeoutMs = given.timeoutMs ?? DEFAULT_TIMEOUT_MS;
       checkTiming(intervalMs, timeoutMs);
       const keys = body.tests.map((t) => t.revision);
       if (new Set(keys).size !== keys.length) throw new HttpError(400, 'tests: a revision is listed twice');
       for (const t of body.tests)
-        if (isRevision(t.revision)) await runPinFirst(body.url, body.headers, timeoutMs, t.revision);
+        if (isRevision(t.revision)) await runPinFirst(body.url, headers, timeoutMs, t.revision);
       try {
         const server = await ctx.db.transaction(async (tx) => {
           const s = await createServer(tx, {
             name: body.name,
             url: body.url,
-            headers: body.headers,
+            headers,
             regions: body.regions,
             intervalMs,
             timeoutMs,
-            detectionIntervalMs: body.detection ? (parseDuration(body.detection.interval) ?? null) : null,
+            detectionIntervalMs: given.detectionIntervalMs ?? null,
             source: 'api',
           });
           for (const t of body.tests)
@@ -192,24 +185,33 @@ export function createApi(ctx: ApiContext): Router {
     .on('PATCH', '/api/servers/:id', async (req) => {
       const server = await serverOr404(req.params.id!);
       const body = parseBody(PatchServer, req.body);
+      const headers = body.headers && headersOf(body.headers, { ...server, url: body.url });
       checkRegions(body.regions);
       if (body.url) checkTarget(body.url);
-      const intervalMs = body.interval ? parseDuration(body.interval)! : server.intervalMs;
-      const timeoutMs = body.timeout ? parseDuration(body.timeout)! : server.timeoutMs;
+      if (body.tests) {
+        // What GET showed comes back unchanged; a different set is for the tests' own routes.
+        const now = (await listActiveTests(ctx.db, server.id)).map((t) => t.pinnedRevision ?? 'newest').sort();
+        const given = body.tests.map((t) => t.revision).sort();
+        if (JSON.stringify(now) !== JSON.stringify(given))
+          throw new HttpError(
+            400,
+            'tests: add one with POST /api/servers/:id/tests and retire one with DELETE /api/tests/:id (a pinned test runs once before it is saved)',
+          );
+      }
+      const given = timingOf(body);
+      const intervalMs = given.intervalMs ?? server.intervalMs;
+      const timeoutMs = given.timeoutMs ?? server.timeoutMs;
       checkTiming(intervalMs, timeoutMs);
       const updated = await updateServer(ctx.db, server.id, {
+        name: body.name,
         url: body.url,
-        headers: body.headers,
+        headers,
         regions: body.regions,
         intervalMs,
         timeoutMs,
-        detectionIntervalMs:
-          body.detection === undefined
-            ? undefined
-            : body.detection
-              ? (parseDuration(body.detection.interval) ?? null)
-              : null,
+        detectionIntervalMs: given.detectionIntervalMs,
       }).catch((err) => {
+        if (err instanceof DuplicateNameError) throw new HttpError(409, err.message);
         throw noKey(err);
       });
       if (!updated) throw new HttpError(404, `no server ${server.id}`);
@@ -245,7 +247,8 @@ export function createApi(ctx: ApiContext): Router {
       const key = (mode: string, pin: string | null) => (mode === 'newest' ? 'newest' : pin);
       if (existing.some((t) => key(t.mode, t.pinnedRevision) === body.revision))
         throw new HttpError(409, `the server already has a ${body.revision} test`);
-      if (isRevision(body.revision)) await runPinFirst(server.target, server.headers, server.timeoutMs, body.revision);
+      if (isRevision(body.revision))
+        await runPinFirst(server.target, server.headers, server.timeoutMs, body.revision, server.id);
       const test = await createTest(
         ctx.db,
         body.revision === 'newest'

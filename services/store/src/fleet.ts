@@ -21,7 +21,7 @@ import {
 import type { Db } from './db';
 import { DuplicateNameError, pgCode, withoutParams } from './errors';
 import { KeptCredentialsError, keptHeaders, keptUrl } from './kept-credentials';
-import { servers, testStates, tests } from './schema';
+import { eraMoves, servers, testStates, tests } from './schema';
 
 /** A server as callers see it: `url` as it may be shown, `target` the whole URL a probe goes to, headers opened. */
 export type Server = typeof servers.$inferSelect & { target: string };
@@ -421,6 +421,32 @@ export async function retireTest(db: Db, id: string): Promise<boolean> {
 export async function getTest(db: Db, id: string): Promise<Test | null> {
   const [row] = await db.select().from(tests).where(eq(tests.id, id));
   return row ?? null;
+}
+
+/**
+ * Whether any test of the server, retired ones included, ever spoke this revision in any region:
+ * a state that speaks it now or spoke it last, or an era move from or to it. Decides whether a
+ * pin that fails is one the server "no longer" speaks or one it "does not".
+ */
+export async function serverHasSpoken(db: Db, serverId: string, revision: string): Promise<boolean> {
+  const [state] = await db
+    .select({ testId: testStates.testId })
+    .from(testStates)
+    .innerJoin(tests, eq(tests.id, testStates.testId))
+    .where(and(eq(tests.serverId, serverId), eq(testStates.currentRevision, revision)))
+    .limit(1);
+  if (state) return true;
+  const [move] = await db
+    .select({ id: eraMoves.id })
+    .from(eraMoves)
+    .where(
+      and(
+        eq(eraMoves.serverId, serverId),
+        sql`(${eraMoves.fromRevision} = ${revision} or ${eraMoves.toRevision} = ${revision})`,
+      ),
+    )
+    .limit(1);
+  return move !== undefined;
 }
 
 /** The test's state in each region it has run in. */
