@@ -11,6 +11,7 @@ import {
   createServer,
   createTest,
   type Db,
+  getServer,
   lastRetiredServer,
   lastRetiredTest,
   listActiveServers,
@@ -110,11 +111,18 @@ async function write(tx: Db, fleet: FleetDefinition): Promise<ApplySummary> {
       continue;
     }
     const retired = await lastRetiredServer(tx, def.name);
+    // What the revival changes, said as for a live server (unless its old credentials cannot be opened).
+    const old = retired ? await getServer(tx, retired.id).catch(() => null) : null;
     const server = retired
       ? await reviveServer(tx, retired.id, { ...fields(def), source: 'file' })
       : await createServer(tx, { ...fields(def), source: 'file' });
     if (!server) throw new Error(`server ${def.name} could not be revived`);
-    const what = retired ? [`revived (retired ${retired.retiredAt.toISOString()}): same id, history kept`] : [];
+    const what = retired
+      ? [
+          `revived (retired ${retired.retiredAt.toISOString()}): same id, history kept`,
+          ...(old ? changesOf(old, def) : []),
+        ]
+      : [];
     for (const t of def.tests) what.push(await addTest(tx, server.id, t));
     s.testsCreated += def.tests.length;
     s.changes[def.name] = what;

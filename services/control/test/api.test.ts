@@ -426,7 +426,7 @@ describe('the API takes back what it answers (issue 13 point 11)', () => {
     detectionIntervalMs: number | null;
     regions: string[] | null;
     headers: Record<string, string>;
-    tests: { mode: string; pinnedRevision: string | null }[];
+    tests: { id: string; mode: string; pinnedRevision: string | null }[];
   };
   const read = async (id: string) => (await m.api<{ server: Detail }>(`/api/servers/${id}`)).body.server;
   const shape = (s: Detail) => ({
@@ -514,7 +514,7 @@ describe('the API takes back what it answers (issue 13 point 11)', () => {
   });
 
   it('a pin refused on its first save "does not speak" it; one the server spoke before "no longer speaks" it', async () => {
-    const made = await m.api<{ server: Detail & { tests: { id: string; mode: string }[] } }>('/api/servers', {
+    const made = await m.api<{ server: Detail }>('/api/servers', {
       method: 'POST',
       json: { name: 'speaker', url: m.sim.target('modern').url },
     });

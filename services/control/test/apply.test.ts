@@ -101,9 +101,9 @@ describe('applying a fleet definition', () => {
 
 describe('a server keeps its identity by name (issue 13 point 5)', () => {
   it('a retired server named again is revived: same id, its tests matched by key, its history one', async () => {
-    const named = (tests: string) =>
+    const named = (tests: string, interval = '60s') =>
       fleet(
-        `  - { name: keep, url: "http://127.0.0.1:6/mcp", tests: [${tests}] }\n  - { name: other, url: "http://127.0.0.1:7/mcp" }\n`,
+        `  - { name: keep, url: "http://127.0.0.1:6/mcp", interval: ${interval}, tests: [${tests}] }\n  - { name: other, url: "http://127.0.0.1:7/mcp" }\n`,
       );
     await applyFleet(m.store.db, named('{ revision: newest }, { revision: "2025-06-18" }'));
     const rows = async () => (await m.store.db.select().from(servers)).filter((s) => s.name === 'keep');
@@ -116,10 +116,11 @@ describe('a server keeps its identity by name (issue 13 point 5)', () => {
     expect(await applyFleet(m.store.db, fleet('  - { name: other, url: "http://127.0.0.1:7/mcp" }\n'))).toMatchObject({
       retired: ['keep'],
     });
-    const again = await applyFleet(m.store.db, named('{ revision: "2025-06-18" }, { revision: "2025-11-25" }'));
+    const again = await applyFleet(m.store.db, named('{ revision: "2025-06-18" }, { revision: "2025-11-25" }', '30s'));
     expect(again).toMatchObject({ created: [], revived: ['keep'], unchanged: ['other'], testsCreated: 2 });
     expect(again.changes.keep).toEqual([
       expect.stringMatching(/^revived \(retired .*\): same id, history kept$/),
+      'interval 1m → 30s',
       'test pinned 2025-06-18 revived',
       'test pinned 2025-11-25 added',
     ]);
