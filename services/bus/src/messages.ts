@@ -27,7 +27,7 @@ export const JobSchema = z.object({
   headers: z.record(z.string(), z.string()),
   /** Handshake jobs: `newest` or the pinned revision. */
   revision: z.union([z.literal('newest'), revision]).nullable(),
-  /** Newest-supported jobs carry the test's current revision in this region, so agents stay stateless. */
+  /** The test's current revision in this region, so agents stay stateless: a newest-supported run's move from it, a pin once spoken. */
   currentRevision: revision.nullable(),
   timeoutMs: z.number().int().positive().max(120_000),
   /** The slot this job belongs to: slot start in ms since the epoch. */

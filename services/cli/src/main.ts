@@ -16,6 +16,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   control: async () => (await import('./commands/control')).controlCommand,
   agent: async () => (await import('./commands/agent')).agentCommand,
   apply: async () => (await import('./commands/apply')).applyCommand,
+  validate: async () => (await import('./commands/validate')).validateCommand,
   secrets: async () => (await import('./commands/secrets')).secretsCommand,
 };
 

@@ -44,18 +44,24 @@ export const VERB_USAGE: Record<string, string> = {
                   [--ack-wait ms] [--allow cidrs] [--deny cidrs] [--schemes list]
                                        a regional probe agent (NATS_URL); its own probe floor
                                        (default: public addresses, http and https) bounds every job`,
-  apply: `mcp-fleet apply [--fleet mcp-fleet.yaml] [--api url]
-                                       check the fleet file, expand its \${NAME} from this
-                                       environment, send it to the running control`,
+  apply: `mcp-fleet apply [file] [--api url] [--dry-run] [--yes] [--json]
+                                       check the fleet file (default mcp-fleet.yaml), expand
+                                       its \${NAME} from this environment, show control's plan
+                                       and apply it; retiring anything asks first (--yes in
+                                       scripts; without a terminal it is refused, exit 2)`,
+  validate: `mcp-fleet validate <file>...
+                                       check fleet files offline, no control needed
+                                       (exit 0 valid, 2 invalid: file:line:column: problem)`,
   secrets: `mcp-fleet secrets init --dir <dir> [--region <name>]... [--owner [<role>=]<uid>[:<gid>]]
                                        generate what a compose stack needs where missing (0600)`,
 };
 
-const EXIT_CODES = `Exit codes (detect and handshake):
+const EXIT_CODES = `Exit codes:
   0   detect: DETECTED; handshake: success or downgrade
   1   detect: NONE, not an MCP server; handshake: any other failure (not MCP, protocol error,
       the pinned revision not spoken)
-  2   usage error (bad arguments)
+  2   usage error (bad arguments); validate, apply: an invalid fleet file; apply: it would
+      retire without --yes and no terminal to ask
   3   rate limited (HTTP 429)
   4   unreachable (connection refused or reset)
   5   DNS (the name does not resolve, or the lookup timed out)

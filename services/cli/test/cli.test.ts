@@ -100,7 +100,7 @@ describe('mcp-fleet handshake', () => {
       name: 'mcp.protocol.revision',
       expected: '2025-06-18',
       actual: '2025-03-26',
-      message: 'Server no longer speaks protocol 2025-06-18',
+      message: 'Server does not speak protocol 2025-06-18',
     });
     for (const key of [
       'requested',

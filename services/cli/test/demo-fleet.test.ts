@@ -34,6 +34,7 @@ describe("the demo's drift", () => {
     const minutes = [0, ...new Set(cycle.map((s) => s.afterMs / 60_000))];
     const current = new Map<string, Revision>();
     const pinState = new Map<string, string>();
+    const pinSpoke = new Set<string>();
     const events: string[] = [];
 
     for (const minute of minutes) {
@@ -49,9 +50,12 @@ describe("the demo's drift", () => {
         current.set(name, now);
       }
       for (const [name, revision] of PINS) {
-        const run = await handshake(sim.target(name).url, { revision });
-        const state = run.outcome === 'success' ? 'passes' : run.message;
         const key = `${name} ${revision}`;
+        // A pin carries the revision it spoke last too (its pin, once it passed): a loss is "no longer".
+        const spoke = pinSpoke.has(key) ? { current: revision } : {};
+        const run = await handshake(sim.target(name).url, { revision, ...spoke });
+        const state = run.outcome === 'success' ? 'passes' : run.message;
+        if (run.outcome === 'success') pinSpoke.add(key);
         if (pinState.get(key) !== state) events.push(`${minute} min ${key}: ${state}`);
         pinState.set(key, state);
       }

@@ -111,6 +111,15 @@ describe.each([['embedded'], ['postgres+nats']])('mcp-fleet up (%s)', (flavour) 
       'url: ::1 is loopback, private or link-local and the probe floor (MCP_FLEET_PROBE_ALLOW) does not cover it',
     );
 
+    // Issue 13 point 1: the demo fleet has no file to reload, and SIGHUP says so instead of nothing.
+    child.kill('SIGHUP');
+    await waitFor(
+      'SIGHUP to be answered',
+      () => /SIGHUP ignored: the demo fleet is not read from a file/.test(stdout + stderr),
+      10_000,
+    );
+    expect(child.exitCode).toBeNull();
+
     const exited = new Promise<number | null>((resolve) => child!.once('exit', (code) => resolve(code)));
     child.kill('SIGINT');
     expect(await exited).toBe(0);

@@ -29,17 +29,15 @@ import {
   retireTest,
   runsOfServer,
   SecretKeyError,
+  serverHasSpoken,
   serversOverview,
   updateServer,
 } from '@mcp-fleet/store';
 import { z } from 'zod';
-import type { ApplySummary } from './apply';
-import { parseDuration } from './durations';
+import { type ApplyOptions, type ApplySummary, PlanChangedError } from './apply';
 import {
   DEFAULT_INTERVAL_MS,
   DEFAULT_TIMEOUT_MS,
-  detectionSchedule,
-  duration,
   type FleetDefinition,
   FleetFileError,
   fleetFromObject,
@@ -50,15 +48,14 @@ import {
   parseFleet,
   regionName,
   revisionChoice,
-  serverName,
-  targetUrl,
 } from './fleet-file';
 import { HttpError, parseBody, Router } from './http';
+import { CreateServer, headersOf, PatchServer, timingOf } from './server-body';
 
 export interface ApiContext {
   db: Db;
-  /** Apply a fleet definition (as the fleet file at start or on SIGHUP). */
-  apply: (fleet: FleetDefinition) => Promise<ApplySummary>;
+  /** Apply a fleet definition (as the fleet file at start or on SIGHUP), or plan it (dry run). */
+  apply: (fleet: FleetDefinition, opts?: ApplyOptions) => Promise<ApplySummary>;
   regions: () => string[];
   /** The fleet's policy: what a server's URL may be. */
   policy: () => TargetPolicy;
@@ -71,28 +68,6 @@ export interface ApiContext {
 }
 
 const headersSchema = headerMap.refine((h) => Object.keys(h).length <= 50, 'at most 50 headers');
-
-const CreateServer = z.strictObject({
-  name: serverName,
-  url: newTargetUrl,
-  headers: headersSchema.default({}),
-  regions: z.array(regionName).min(1).nullable().default(null),
-  interval: duration.optional(),
-  timeout: duration.optional(),
-  tests: z.array(z.strictObject({ revision: revisionChoice })).default([{ revision: 'newest' }]),
-  detection: detectionSchedule.nullable().default(null),
-});
-
-const PatchServer = z.strictObject({
-  /** Masked parts (as GET shows them) keep the stored ones, on the same origin only (store's kept-credentials). */
-  url: targetUrl.optional(),
-  /** Omitted: the stored headers stay, unless the URL moves to another origin, which drops them. */
-  headers: headersSchema.optional(),
-  regions: z.array(regionName).min(1).nullable().optional(),
-  interval: duration.optional(),
-  timeout: duration.optional(),
-  detection: detectionSchedule.nullable().optional(),
-});
 
 const CreateTest = z.strictObject({ revision: revisionChoice });
 const Detect = z.strictObject({
@@ -148,9 +123,25 @@ export function createApi(ctx: ApiContext): Router {
     }
     return d;
   };
-  /** Seed 001: saving a pinned test runs it once first; it is saved only if it passes. */
-  const runPinFirst = async (url: string, headers: Record<string, string>, timeoutMs: number, revision: Revision) => {
-    const run = await handshake(url, { revision, headers, timeoutMs, dispatcher: dispatcher() });
+  /**
+   * Seed 001: saving a pinned test runs it once first; it is saved only if it passes. Its failure
+   * says the server "no longer" speaks the pin only if the server's history shows it once did.
+   */
+  const runPinFirst = async (
+    url: string,
+    headers: Record<string, string>,
+    timeoutMs: number,
+    revision: Revision,
+    serverId?: string,
+  ) => {
+    const spoken = serverId !== undefined && (await serverHasSpoken(ctx.db, serverId, revision));
+    const run = await handshake(url, {
+      revision,
+      headers,
+      timeoutMs,
+      dispatcher: dispatcher(),
+      ...(spoken ? { current: revision } : {}),
+    });
     if (!isPassing(run.outcome)) throw new PinRefused(revision, run);
   };
 
@@ -158,25 +149,27 @@ export function createApi(ctx: ApiContext): Router {
     .on('GET', '/api/servers', async () => ({ json: { servers: await serversOverview(ctx.db) } }))
     .on('POST', '/api/servers', async (req) => {
       const body = parseBody(CreateServer, req.body);
+      const headers = headersOf(body.headers);
       checkRegions(body.regions);
       checkTarget(body.url);
-      const intervalMs = parseDuration(body.interval ?? '') ?? DEFAULT_INTERVAL_MS;
-      const timeoutMs = parseDuration(body.timeout ?? '') ?? DEFAULT_TIMEOUT_MS;
+      const given = timingOf(body);
+      const intervalMs = given.intervalMs ?? DEFAULT_INTERVAL_MS;
+      const timeoutMs = given.timeoutMs ?? DEFAULT_TIMEOUT_MS;
       checkTiming(intervalMs, timeoutMs);
       const keys = body.tests.map((t) => t.revision);
       if (new Set(keys).size !== keys.length) throw new HttpError(400, 'tests: a revision is listed twice');
       for (const t of body.tests)
-        if (isRevision(t.revision)) await runPinFirst(body.url, body.headers, timeoutMs, t.revision);
+        if (isRevision(t.revision)) await runPinFirst(body.url, headers, timeoutMs, t.revision);
       try {
         const server = await ctx.db.transaction(async (tx) => {
           const s = await createServer(tx, {
             name: body.name,
             url: body.url,
-            headers: body.headers,
+            headers,
             regions: body.regions,
             intervalMs,
             timeoutMs,
-            detectionIntervalMs: body.detection ? (parseDuration(body.detection.interval) ?? null) : null,
+            detectionIntervalMs: given.detectionIntervalMs ?? null,
             source: 'api',
           });
           for (const t of body.tests)
@@ -201,24 +194,33 @@ export function createApi(ctx: ApiContext): Router {
     .on('PATCH', '/api/servers/:id', async (req) => {
       const server = await liveServer(req.params.id!);
       const body = parseBody(PatchServer, req.body);
+      const headers = body.headers && headersOf(body.headers, { ...server, url: body.url });
       checkRegions(body.regions);
       if (body.url) checkTarget(body.url);
-      const intervalMs = body.interval ? parseDuration(body.interval)! : server.intervalMs;
-      const timeoutMs = body.timeout ? parseDuration(body.timeout)! : server.timeoutMs;
+      if (body.tests) {
+        // What GET showed comes back unchanged; a different set is for the tests' own routes.
+        const now = (await listActiveTests(ctx.db, server.id)).map((t) => t.pinnedRevision ?? 'newest').sort();
+        const given = body.tests.map((t) => t.revision).sort();
+        if (JSON.stringify(now) !== JSON.stringify(given))
+          throw new HttpError(
+            400,
+            'tests: add one with POST /api/servers/:id/tests and retire one with DELETE /api/tests/:id (a pinned test runs once before it is saved)',
+          );
+      }
+      const given = timingOf(body);
+      const intervalMs = given.intervalMs ?? server.intervalMs;
+      const timeoutMs = given.timeoutMs ?? server.timeoutMs;
       checkTiming(intervalMs, timeoutMs);
       const updated = await updateServer(ctx.db, server.id, {
+        name: body.name,
         url: body.url,
-        headers: body.headers,
+        headers,
         regions: body.regions,
         intervalMs,
         timeoutMs,
-        detectionIntervalMs:
-          body.detection === undefined
-            ? undefined
-            : body.detection
-              ? (parseDuration(body.detection.interval) ?? null)
-              : null,
+        detectionIntervalMs: given.detectionIntervalMs,
       }).catch((err) => {
+        if (err instanceof DuplicateNameError) throw new HttpError(409, err.message);
         throw noKey(err);
       });
       if (!updated) throw new HttpError(404, `no server ${server.id}`);
@@ -254,7 +256,8 @@ export function createApi(ctx: ApiContext): Router {
       const key = (mode: string, pin: string | null) => (mode === 'newest' ? 'newest' : pin);
       if (existing.some((t) => key(t.mode, t.pinnedRevision) === body.revision))
         throw new HttpError(409, `the server already has a ${body.revision} test`);
-      if (isRevision(body.revision)) await runPinFirst(server.target, server.headers, server.timeoutMs, body.revision);
+      if (isRevision(body.revision))
+        await runPinFirst(server.target, server.headers, server.timeoutMs, body.revision, server.id);
       const test = await createTest(
         ctx.db,
         body.revision === 'newest'
@@ -337,15 +340,25 @@ export function createApi(ctx: ApiContext): Router {
         let fleet: FleetDefinition;
         try {
           if (req.bodyKind === 'yaml' && typeof req.body === 'string')
-            fleet = parseFleet(req.body, 'the fleet file sent', 'refuse');
+            fleet = parseFleet(req.body, 'request body', 'refuse');
           else if (typeof req.body === 'string')
             throw new HttpError(415, 'a JSON body is the fleet as an object; send a fleet file as application/yaml');
-          else fleet = fleetFromObject(req.body, 'the fleet sent');
+          else fleet = fleetFromObject(req.body, 'request body');
         } catch (err) {
           if (err instanceof FleetFileError) throw new HttpError(400, err.message);
           throw err;
         }
-        return { json: await ctx.apply(fleet).catch((err) => Promise.reject(noKey(err))) };
+        // ?dryRun=1: the plan, nothing written. ?plan=<id of a dry run's plan>: apply only if it is still that plan.
+        const dryRun = flagParam(req.query, 'dryRun');
+        const expectPlan = req.query.get('plan') ?? undefined;
+        if (expectPlan !== undefined && !/^[0-9a-f]{16}$/.test(expectPlan))
+          throw new HttpError(400, 'plan: the plan of a dry run (16 hex digits)');
+        try {
+          return { json: await ctx.apply(fleet, { dryRun, expectPlan }) };
+        } catch (err) {
+          if (err instanceof PlanChangedError) throw new HttpError(409, err.message);
+          throw noKey(err);
+        }
       },
       { accepts: ['yaml', 'json'] },
     )
@@ -413,6 +426,14 @@ function intParam(q: URLSearchParams, name: string, fallback: number, min: numbe
   if (!Number.isInteger(n) || n < min || n > max)
     throw new HttpError(400, `${name}: a whole number from ${min} to ${max}`);
   return n;
+}
+
+/** A yes/no query parameter: absent, 0 or false is no; present empty, 1 or true is yes. */
+function flagParam(q: URLSearchParams, name: string): boolean {
+  const raw = q.get(name);
+  if (raw === null || raw === '0' || raw === 'false') return false;
+  if (raw === '' || raw === '1' || raw === 'true') return true;
+  throw new HttpError(400, `${name}: 1 or 0`);
 }
 
 /** `since` is an ISO time or a range (1h, 24h, 7d, 30d). */

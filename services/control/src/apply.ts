@@ -1,77 +1,150 @@
 // Applying a fleet definition declaratively: servers and tests the file names are created or
 // changed to match, file-managed ones it no longer names are retired (history stays), nothing is
-// ever duplicated. Servers created through the API are not the file's to retire.
+// ever duplicated. Servers created through the API are not the file's to retire. A server keeps
+// its identity by name: one retired and named again is revived (same id, its tests by their key),
+// so its history is not split. A dry run is this same code in a transaction that is rolled back,
+// so the plan an operator confirms is what applying does; `expectPlan` makes the apply refuse
+// (rolled back too) when the fleet moved since that plan was shown.
+import { createHash } from 'node:crypto';
+import { maskUrl } from '@mcp-fleet/probe';
 import {
   createServer,
   createTest,
   type Db,
+  getServer,
+  lastRetiredServer,
+  lastRetiredTest,
   listActiveServers,
   listActiveTests,
   retireServer,
   retireTest,
+  reviveServer,
+  reviveTest,
   type Server,
   updateServer,
 } from '@mcp-fleet/store';
-import type { FleetDefinition, ServerDefinition } from './fleet-file';
+import { formatDuration } from './durations';
+import type { FleetDefinition, ServerDefinition, TestDefinition } from './fleet-file';
 
 export interface ApplySummary {
+  /** Nothing was written: this is what applying would do. */
+  dryRun: boolean;
   created: string[];
+  /** Retired servers the fleet names again, back under their own id and history. */
+  revived: string[];
   updated: string[];
   retired: string[];
   unchanged: string[];
   testsCreated: number;
   testsRetired: number;
+  /** Per created, revived or updated server: what changes, in words (never a credential's value). */
+  changes: Record<string, string[]>;
+  /** Names this plan: an apply given it back (`expectPlan`) refuses if it would do anything else. */
+  plan: string;
 }
 
-export async function applyFleet(db: Db, fleet: FleetDefinition): Promise<ApplySummary> {
-  return db.transaction(async (tx) => {
-    const summary: ApplySummary = {
-      created: [],
-      updated: [],
-      retired: [],
-      unchanged: [],
-      testsCreated: 0,
-      testsRetired: 0,
-    };
-    const active = new Map((await listActiveServers(tx)).map((s) => [s.name, s]));
-    for (const def of fleet.servers) {
-      const existing = active.get(def.name);
-      active.delete(def.name);
-      if (!existing) {
-        const server = await createServer(tx, { ...fields(def), source: 'file' });
-        for (const t of def.tests) await createTest(tx, { serverId: server.id, ...t });
-        summary.created.push(def.name);
-        summary.testsCreated += def.tests.length;
-        continue;
-      }
-      let changed = false;
-      if (differs(existing, def)) {
-        await updateServer(tx, existing.id, { ...fields(def), source: 'file' });
-        changed = true;
-      }
+export interface ApplyOptions {
+  dryRun?: boolean;
+  /** The `plan` of the dry run the operator confirmed. */
+  expectPlan?: string;
+}
+
+/** The apply would not do what the confirmed plan said: nothing was written. */
+export class PlanChangedError extends Error {
+  constructor(readonly summary: ApplySummary) {
+    super('the fleet changed since the plan was made, so nothing was applied: look at the new plan and apply again');
+  }
+}
+
+/** Thrown inside the transaction to roll a dry run back with its summary. */
+class RolledBack extends Error {
+  constructor(readonly summary: ApplySummary) {
+    super('dry run');
+  }
+}
+
+export async function applyFleet(db: Db, fleet: FleetDefinition, opts: ApplyOptions = {}): Promise<ApplySummary> {
+  try {
+    return await db.transaction(async (tx) => {
+      const summary = await write(tx, fleet);
+      if (opts.dryRun) throw new RolledBack({ ...summary, dryRun: true });
+      if (opts.expectPlan !== undefined && opts.expectPlan !== summary.plan) throw new PlanChangedError(summary);
+      return summary;
+    });
+  } catch (err) {
+    if (err instanceof RolledBack) return err.summary;
+    throw err;
+  }
+}
+
+async function write(tx: Db, fleet: FleetDefinition): Promise<ApplySummary> {
+  const s: Omit<ApplySummary, 'plan'> = {
+    dryRun: false,
+    created: [],
+    revived: [],
+    updated: [],
+    retired: [],
+    unchanged: [],
+    testsCreated: 0,
+    testsRetired: 0,
+    changes: {},
+  };
+  const active = new Map((await listActiveServers(tx)).map((srv) => [srv.name, srv]));
+  for (const def of fleet.servers) {
+    const existing = active.get(def.name);
+    active.delete(def.name);
+    if (existing) {
+      const what = changesOf(existing, def);
+      if (what.length) await updateServer(tx, existing.id, { ...fields(def), source: 'file' });
       const tests = await listActiveTests(tx, existing.id);
       const wanted = new Set(def.tests.map(testKey));
       for (const t of tests) {
         if (wanted.delete(testKey(t))) continue;
         await retireTest(tx, t.testId);
-        summary.testsRetired += 1;
-        changed = true;
+        s.testsRetired += 1;
+        what.push(`test ${testName(t)} retired`);
       }
-      for (const t of def.tests) {
-        if (!wanted.has(testKey(t))) continue;
-        await createTest(tx, { serverId: existing.id, ...t });
-        summary.testsCreated += 1;
-        changed = true;
-      }
-      (changed ? summary.updated : summary.unchanged).push(def.name);
+      for (const t of def.tests.filter((t) => wanted.has(testKey(t)))) what.push(await addTest(tx, existing.id, t));
+      s.testsCreated += def.tests.filter((t) => wanted.has(testKey(t))).length;
+      if (what.length) s.changes[def.name] = what;
+      (what.length ? s.updated : s.unchanged).push(def.name);
+      continue;
     }
-    for (const server of active.values()) {
-      if (server.source !== 'file') continue;
-      await retireServer(tx, server.id);
-      summary.retired.push(server.name);
-    }
-    return summary;
-  });
+    const retired = await lastRetiredServer(tx, def.name);
+    // What the revival changes, said as for a live server (unless its old credentials cannot be opened).
+    const old = retired ? await getServer(tx, retired.id).catch(() => null) : null;
+    const server = retired
+      ? await reviveServer(tx, retired.id, { ...fields(def), source: 'file' })
+      : await createServer(tx, { ...fields(def), source: 'file' });
+    if (!server) throw new Error(`server ${def.name} could not be revived`);
+    const what = retired
+      ? [
+          `revived (retired ${retired.retiredAt.toISOString()}): same id, history kept`,
+          ...(old ? changesOf(old, def) : []),
+        ]
+      : [];
+    for (const t of def.tests) what.push(await addTest(tx, server.id, t));
+    s.testsCreated += def.tests.length;
+    s.changes[def.name] = what;
+    (retired ? s.revived : s.created).push(def.name);
+  }
+  for (const server of active.values()) {
+    if (server.source !== 'file') continue;
+    await retireServer(tx, server.id);
+    s.retired.push(server.name);
+  }
+  return { ...s, plan: planId(s) };
+}
+
+/** A test by its key: the one of that key retired last comes back (its history), else a new one. */
+async function addTest(tx: Db, serverId: string, t: TestDefinition): Promise<string> {
+  const before = await lastRetiredTest(tx, serverId, t.mode, t.pinnedRevision);
+  if (before) {
+    await reviveTest(tx, before.id);
+    return `test ${testName(t)} revived`;
+  }
+  await createTest(tx, { serverId, ...t });
+  return `test ${testName(t)} added`;
 }
 
 function fields(def: ServerDefinition) {
@@ -86,17 +159,25 @@ function fields(def: ServerDefinition) {
   };
 }
 
-function differs(s: Server, def: ServerDefinition): boolean {
-  return (
-    // The whole URL: `url` is its display form, credentials masked.
-    s.target !== def.url ||
-    !sameHeaders(s.headers, def.headers) ||
-    JSON.stringify(s.regions) !== JSON.stringify(def.regions) ||
-    s.intervalMs !== def.intervalMs ||
-    s.timeoutMs !== def.timeoutMs ||
-    s.detectionIntervalMs !== def.detectionIntervalMs ||
-    s.source !== 'file'
-  );
+/** What applying `def` changes on the stored server, in words; credentials only as "changed". */
+function changesOf(s: Server, def: ServerDefinition): string[] {
+  const out: string[] = [];
+  // The whole URL: `url` is its display form, credentials masked.
+  if (s.target !== def.url)
+    out.push(s.url === maskUrl(def.url) ? 'url credentials changed' : `url ${s.url} → ${maskUrl(def.url)}`);
+  if (!sameHeaders(s.headers, def.headers)) out.push('headers changed');
+  const regions = (r: string[] | null) => (r ? r.join(', ') : 'all');
+  if (JSON.stringify(s.regions) !== JSON.stringify(def.regions))
+    out.push(`regions ${regions(s.regions)} → ${regions(def.regions)}`);
+  if (s.intervalMs !== def.intervalMs)
+    out.push(`interval ${formatDuration(s.intervalMs)} → ${formatDuration(def.intervalMs)}`);
+  if (s.timeoutMs !== def.timeoutMs)
+    out.push(`timeout ${formatDuration(s.timeoutMs)} → ${formatDuration(def.timeoutMs)}`);
+  const detection = (ms: number | null) => (ms === null ? 'off' : `every ${formatDuration(ms)}`);
+  if (s.detectionIntervalMs !== def.detectionIntervalMs)
+    out.push(`detection ${detection(s.detectionIntervalMs)} → ${detection(def.detectionIntervalMs)}`);
+  if (s.source !== 'file') out.push('now defined by the fleet file (it was created through the API)');
+  return out;
 }
 
 /** jsonb keeps keys in its own order: compare header sets, not strings. */
@@ -107,4 +188,14 @@ function sameHeaders(a: Record<string, string>, b: Record<string, string>): bool
 
 function testKey(t: { mode: string; pinnedRevision: string | null }): string {
   return t.mode === 'newest' ? 'newest' : `pinned:${t.pinnedRevision}`;
+}
+
+function testName(t: { mode: string; pinnedRevision: string | null }): string {
+  return t.mode === 'newest' ? 'newest' : `pinned ${t.pinnedRevision}`;
+}
+
+/** Names a plan by what it does (not by when): equal plans, equal names. */
+function planId(s: Omit<ApplySummary, 'plan' | 'dryRun'> & { dryRun?: boolean }): string {
+  const { dryRun: _, ...what } = s;
+  return createHash('sha256').update(JSON.stringify(what)).digest('hex').slice(0, 16);
 }

@@ -28,7 +28,7 @@ import {
 } from '@mcp-fleet/store';
 import { requestRefusal } from '@mcp-fleet/store/request-guard';
 import { createApi } from './api';
-import { type ApplySummary, applyFleet } from './apply';
+import { type ApplyOptions, type ApplySummary, applyFleet } from './apply';
 import { API_AUTH_HOW, ApiAuth, assertSafeBind } from './auth';
 import type { FleetDefinition } from './fleet-file';
 import type { RouteInfo } from './http';
@@ -68,7 +68,7 @@ export interface Control {
   /** The API's routes and what each needs (read, admin, public, metrics). */
   routes: RouteInfo[];
   scheduler: Scheduler;
-  apply(fleet: FleetDefinition): Promise<ApplySummary>;
+  apply(fleet: FleetDefinition, opts?: ApplyOptions): Promise<ApplySummary>;
   /** Reload the schedule from the database (after any change to the fleet). */
   reschedule(): Promise<void>;
   stop(): Promise<void>;
@@ -195,15 +195,18 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
       .catch((err) => log.error({ err: (err as Error).message }, 'could not load the schedule'));
   };
 
-  const apply = async (fleet: FleetDefinition) => {
-    const summary = await applyFleet(db, fleet);
+  const apply = async (fleet: FleetDefinition, applyOpts: ApplyOptions = {}) => {
+    const summary = await applyFleet(db, fleet, applyOpts);
+    // A dry run wrote nothing: regions, policy and the schedule stay as they are.
+    if (summary.dryRun) return summary;
     regions = fleet.regions;
     ranges = fleet.policy;
     policy = new TargetPolicy(ranges);
     probePolicy = floor.narrow(ranges);
     await bus.ensure(regions);
     await reschedule();
-    log.info({ ...summary, regions }, 'fleet applied');
+    const { created, revived, updated, retired } = summary;
+    log.info({ created, revived, updated, retired, unchanged: summary.unchanged.length, regions }, 'fleet applied');
     return summary;
   };
 

@@ -1,5 +1,5 @@
 // The fleet definition: a YAML file (mcp-fleet.yaml), validated before anything is applied.
-// Errors name the file, the line and the field. `${NAME}` in header values comes from the
+// Errors name the file, the line, the column and the field (fleet-problems.ts says them). `${NAME}` in header values comes from the
 // environment of whoever reads the file (Expansion), so credentials stay out of the file. The same
 // definition travels to control's API as JSON, its object form, taken literally.
 import { readFile } from 'node:fs/promises';
@@ -13,9 +13,19 @@ import {
   TargetPolicy,
 } from '@mcp-fleet/probe';
 import type { ServerInput } from '@mcp-fleet/store';
-import { isMap, LineCounter, parseDocument } from 'yaml';
+import { isMap, isScalar, LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { parseDuration } from './durations';
+import {
+  FleetFileError,
+  type FleetProblem,
+  fieldName,
+  type Position,
+  schemaProblems,
+  unitlessDuration,
+} from './fleet-problems';
+
+export { FleetFileError } from './fleet-problems';
 
 export interface TestDefinition {
   mode: 'newest' | 'pinned';
@@ -31,21 +41,20 @@ export interface FleetDefinition {
   policy: { allow: string[]; deny: string[]; schemes: string[] };
 }
 
-export class FleetFileError extends Error {
-  constructor(
-    readonly file: string,
-    readonly problems: string[],
-  ) {
-    super(`${file}: invalid fleet definition, nothing applied:\n  ${problems.join('\n  ')}`);
-  }
-}
-
 /** The longest duration anything takes (the store keeps milliseconds in a 32-bit integer). */
 export const MAX_DURATION_MS = 7 * 86_400_000;
-export const duration = z.string().refine((s) => {
-  const ms = parseDuration(s);
-  return ms !== undefined && ms <= MAX_DURATION_MS;
-}, 'a duration like 500ms, 60s, 15m or 1h, at most 168h');
+/** `10` (YAML reads a number) or `"10"` is a duration without its unit: the message says to write `10s`. */
+export const duration = z
+  .string({ error: (iss) => (typeof iss.input === 'number' ? unitlessDuration(iss.input) : undefined) })
+  .superRefine((s, ctx) => {
+    const ms = parseDuration(s);
+    if (ms !== undefined && ms <= MAX_DURATION_MS) return;
+    const bare = /^\s*\d+(\.\d+)?\s*$/.test(s);
+    ctx.addIssue({
+      code: 'custom',
+      message: bare ? unitlessDuration(s.trim()) : 'a duration like 500ms, 60s, 15m or 1h, at most 168h',
+    });
+  });
 /** The shortest interval a test or a detection runs at (0s would read as "never" and 1ms hammer a server). */
 export const MIN_INTERVAL_MS = 1_000;
 /** `detection: { interval }`: how often a server's revisions are detected, as a whole. */
@@ -186,7 +195,9 @@ export async function loadFleetFile(
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
-    throw new FleetFileError(path, [`cannot read the file (${(err as NodeJS.ErrnoException).code ?? 'error'})`]);
+    throw new FleetFileError(path, [
+      { message: `cannot read the file (${(err as NodeJS.ErrnoException).code ?? 'error'})` },
+    ]);
   }
   return parseFleet(text, path, env);
 }
@@ -216,8 +227,15 @@ export function expandFleetFile(
  * never expanded, so a credential that itself contains `${` travels intact.
  */
 export function fleetFromObject(value: unknown, file: string): FleetDefinition {
-  return check(value, file, () => '', 'literal').definition;
+  return check(value, file, NOWHERE, 'literal').definition;
 }
+
+/**
+ * An empty fleet would retire every server the file made: an empty file (or one of comments, or an
+ * empty object) is an error that says so, and `servers: []` is how to mean it.
+ */
+const EMPTY =
+  'the fleet is empty: it needs at least `servers:` (a list of servers; `servers: []` retires every server the file made) and may name `regions`, `defaults` and `policy`';
 
 function readYaml(text: string, file: string, expand: Expansion): { definition: FleetDefinition; object: FleetObject } {
   const lineCounter = new LineCounter();
@@ -233,82 +251,114 @@ function readYaml(text: string, file: string, expand: Expansion): { definition: 
       logLevel: 'error',
     });
   } catch (err) {
-    throw new FleetFileError(file, [`the file is not YAML this reader can take (${firstLine(err)})`]);
+    throw new FleetFileError(file, [{ message: `the file is not YAML this reader can take (${firstLine(err)})` }]);
   }
-  const at = (offset: number | undefined) => (offset === undefined ? '' : `${lineCounter.linePos(offset).line}: `);
-  if (doc.errors.length)
-    throw new FleetFileError(file, [...new Set(doc.errors.map((e) => `line ${at(e.pos[0])}${firstLine(e)}`))]);
-  if (doc.contents !== null && !isMap(doc.contents))
-    throw new FleetFileError(file, ['the file must be a mapping (regions, defaults, servers, policy)']);
+  const at = (offset: number | undefined): Position | undefined => {
+    if (offset === undefined) return undefined;
+    const { line, col } = lineCounter.linePos(offset);
+    return { line, column: col };
+  };
+  if (doc.errors.length) {
+    const seen = new Set<string>();
+    const problems: FleetProblem[] = [];
+    for (const e of doc.errors) {
+      const p = { at: at(e.pos[0]), message: firstLine(e) };
+      const k = JSON.stringify(p);
+      if (!seen.has(k)) problems.push(p);
+      seen.add(k);
+    }
+    throw new FleetFileError(file, problems);
+  }
+  if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null))
+    throw new FleetFileError(file, [{ message: EMPTY }]);
+  if (!isMap(doc.contents))
+    throw new FleetFileError(file, [
+      { at: at(doc.contents.range?.[0]), message: 'the file must be a mapping (regions, defaults, servers, policy)' },
+    ]);
 
-  const lineOf = (path: readonly PropertyKey[]): string => {
-    // The deepest node the path reaches tells the line; a missing key points at its parent.
+  const posOf = (path: readonly PropertyKey[]): Position | undefined => {
+    // The deepest node the path reaches tells the place; a missing key points at its parent.
     for (let n = path.length; n >= 0; n -= 1) {
       const node = doc.getIn(path.slice(0, n) as (string | number)[], true) as
         | { range?: [number, number, number] }
         | undefined;
-      if (node?.range) return `line ${at(node.range[0])}`;
+      if (node?.range) return at(node.range[0]);
     }
-    return '';
+    return undefined;
+  };
+  const keyPosOf = (path: readonly PropertyKey[], key: string): Position | undefined => {
+    const map = path.length ? doc.getIn(path as (string | number)[], true) : doc.contents;
+    if (!isMap(map)) return undefined;
+    const pair = map.items.find((i) => isScalar(i.key) && String(i.key.value) === key);
+    return isScalar(pair?.key) ? at(pair.key.range?.[0]) : undefined;
   };
   let plain: unknown;
   try {
     // An alias to no anchor, or aliases that expand past maxAliasCount (a "billion laughs"), throw here.
     plain = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
   } catch (err) {
-    throw new FleetFileError(file, [firstLine(err)]);
+    throw new FleetFileError(file, [{ message: firstLine(err) }]);
   }
-  return check(plain ?? {}, file, lineOf, expand);
+  return check(plain ?? {}, file, { posOf, keyPosOf }, expand);
 }
 
 const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
-/** Validate a fleet's object form and make its definition; `lineOf` says where a path is written. */
+/** Where a path of the fleet is written: nowhere for the object form. */
+interface Places {
+  posOf: (path: readonly PropertyKey[]) => Position | undefined;
+  keyPosOf: (path: readonly PropertyKey[], key: string) => Position | undefined;
+}
+const NOWHERE: Places = { posOf: () => undefined, keyPosOf: () => undefined };
+
+/** Validate a fleet's object form and make its definition; `places` says where a path is written. */
 function check(
   plain: unknown,
   file: string,
-  lineOf: (path: readonly PropertyKey[]) => string,
+  places: Places,
   expand: Expansion | 'literal',
 ): { definition: FleetDefinition; object: FleetObject } {
-  const parsed = FileSchema.safeParse(plain);
-  if (!parsed.success) {
-    throw new FleetFileError(
-      file,
-      parsed.error.issues.map((i) => `${lineOf(i.path)}${fieldName(i.path)}: ${i.message}`),
-    );
-  }
+  if (plain === null || (typeof plain === 'object' && !Array.isArray(plain) && Object.keys(plain).length === 0))
+    throw new FleetFileError(file, [{ message: EMPTY }]);
+  // reportInput: what was written tells a missing key from a wrong type, and `10` from "10" (only its kind is said).
+  const parsed = FileSchema.safeParse(plain, { reportInput: true });
+  if (!parsed.success)
+    throw new FleetFileError(file, schemaProblems(FileSchema, parsed.error.issues, places.posOf, places.keyPosOf));
   const f = parsed.data;
-  const problems: string[] = [];
+  const problems: FleetProblem[] = [];
+  const problem = (path: readonly PropertyKey[], message: string) =>
+    problems.push({ at: places.posOf(path), field: fieldName(path), message });
   const expanded: Record<string, string>[] = [];
   const policy = new TargetPolicy(f.policy);
   const names = new Set<string>();
   const servers = f.servers.map((s, i): ServerDefinition => {
-    const where = (field: string) => `${lineOf(['servers', i, field])}servers[${i}].${field}`;
-    if (names.has(s.name)) problems.push(`${where('name')}: "${s.name}" is defined twice`);
+    const at = (field: string) => ['servers', i, field];
+    if (names.has(s.name)) problem(at('name'), `"${s.name}" is defined twice`);
     names.add(s.name);
     for (const r of s.regions ?? [])
       if (!f.regions.includes(r))
-        problems.push(`${where('regions')}: "${r}" is not one of the fleet's regions (${f.regions.join(', ')})`);
+        problem(at('regions'), `"${r}" is not one of the fleet's regions (${f.regions.join(', ')})`);
     const refused = policy.refusesUrl(new URL(s.url));
-    if (refused) problems.push(`${where('url')}: ${refused}`);
+    if (refused) problem(at('url'), refused);
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(s.headers)) {
-      const field = `${lineOf(['servers', i, 'headers', k])}servers[${i}].headers.${k}`;
+      const field = ['servers', i, 'headers', k];
       if (expand === 'literal') {
         headers[k] = v;
         continue;
       }
       headers[k] = v.replace(REFERENCE, (reference, name: string) => {
         if (expand === 'refuse') {
-          problems.push(
-            `${field}: ${reference} is not expanded by control: expand it where the file is read; \`mcp-fleet apply\` does`,
+          problem(
+            field,
+            `${reference} is not expanded by control: expand it where the file is read; \`mcp-fleet apply\` does`,
           );
           return reference;
         }
         const value = expand[name];
-        if (value === undefined) problems.push(`${field}: the environment variable ${name} is not set`);
+        if (value === undefined) problem(field, `the environment variable ${name} is not set`);
         else if (!headerValue.safeParse(value).success)
-          problems.push(`${field}: the environment variable ${name} holds what a header value cannot carry`);
+          problem(field, `the environment variable ${name} holds what a header value cannot carry`);
         return value ?? '';
       });
     }
@@ -320,12 +370,12 @@ function check(
           : { mode: 'pinned', pinnedRevision: t.revision as Revision },
     );
     const keys = tests.map((t) => t.pinnedRevision ?? 'newest');
-    if (new Set(keys).size !== keys.length) problems.push(`${where('tests')}: a revision is listed twice`);
+    if (new Set(keys).size !== keys.length) problem(at('tests'), 'a revision is listed twice');
     const intervalMs = parseDuration(s.interval ?? f.defaults.interval ?? '') ?? DEFAULT_INTERVAL_MS;
     const timeoutMs = parseDuration(s.timeout ?? f.defaults.timeout ?? '') ?? DEFAULT_TIMEOUT_MS;
-    if (intervalMs < MIN_INTERVAL_MS) problems.push(`${where('interval')}: at least ${MIN_INTERVAL_MS / 1000}s`);
+    if (intervalMs < MIN_INTERVAL_MS) problem(at('interval'), `at least ${MIN_INTERVAL_MS / 1000}s`);
     if (timeoutMs > MAX_TIMEOUT_MS || timeoutMs > intervalMs)
-      problems.push(`${where('timeout')}: at most the interval and at most ${MAX_TIMEOUT_MS / 1000}s`);
+      problem(at('timeout'), `at most the interval and at most ${MAX_TIMEOUT_MS / 1000}s`);
     return {
       name: s.name,
       url: s.url,
@@ -351,9 +401,4 @@ const MAX_ALIAS_COUNT = 100;
 function firstLine(err: unknown): string {
   const line = (err instanceof Error ? err.message : String(err)).split('\n')[0]!.slice(0, 200);
   return /Maximum call stack size exceeded/.test(line) ? 'nested too deeply for a fleet file' : line;
-}
-
-function fieldName(path: readonly PropertyKey[]): string {
-  if (path.length === 0) return '(file)';
-  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join('');
 }

@@ -1,4 +1,4 @@
-export { type ApplySummary, applyFleet } from './apply';
+export { type ApplyOptions, type ApplySummary, applyFleet, PlanChangedError } from './apply';
 export {
   type Access,
   API_AUTH_HOW,
@@ -27,6 +27,7 @@ export {
   parseFleet,
   type ServerDefinition,
 } from './fleet-file';
+export { type FleetProblem, problemLine } from './fleet-problems';
 export type { RouteInfo } from './http';
 export { freshnessMs, type ScheduleEntry, Scheduler, STALE_GRACE_MS, staleAt } from './scheduler';
 export { detectionJobId, handshakeJobId, offsetFor, slotStart } from './slots';

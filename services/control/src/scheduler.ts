@@ -29,7 +29,7 @@ interface Due {
 
 export interface SchedulerOptions {
   bus: Bus;
-  /** The test's current revision in a region (newest-supported jobs carry it). */
+  /** The test's current revision in a region (jobs carry it: a move from it, or a pin once spoken). */
   currentRevision: (testId: string, region: string) => Revision | null;
   /** The fleet's target policy, copied into every job. */
   policy: () => { allow: string[]; deny: string[]; schemes?: string[] };
@@ -156,8 +156,8 @@ export class Scheduler {
       url: entry.url,
       headers: entry.headers,
       revision: entry.revision,
-      currentRevision:
-        entry.revision === 'newest' && entry.testId ? this.#opts.currentRevision(entry.testId, entry.region) : null,
+      // A pinned job carries it too: it tells the probe whether the server once spoke the pin.
+      currentRevision: entry.testId ? this.#opts.currentRevision(entry.testId, entry.region) : null,
       timeoutMs: entry.timeoutMs,
       slot,
       scheduledAt: new Date(slot).toISOString(),

@@ -2,7 +2,13 @@
 // changes to a retired server 409, pinned tests run once before they are saved, nothing is
 // written by a refused request.
 import { randomBytes } from 'node:crypto';
-import { agents, getServer, servers as serversTable, upsertAgentHeartbeat } from '@mcp-fleet/store';
+import {
+  agents,
+  getServer,
+  servers as serversTable,
+  testStates as testStatesTable,
+  upsertAgentHeartbeat,
+} from '@mcp-fleet/store';
 import { parseMetrics, type Recorder, seriesValue, startRecorder, waitFor } from '@mcp-fleet/testkit';
 import { eq, inArray, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -476,5 +482,127 @@ describe('credentials and origins, seen from the targets', () => {
       });
       expect(res.status, body).toBe(400);
     }
+  });
+});
+
+describe('the API takes back what it answers (issue 13 point 11)', () => {
+  type Detail = {
+    id: string;
+    name: string;
+    intervalMs: number;
+    timeoutMs: number;
+    detectionIntervalMs: number | null;
+    regions: string[] | null;
+    headers: Record<string, string>;
+    tests: { id: string; mode: string; pinnedRevision: string | null }[];
+  };
+  const read = async (id: string) => (await m.api<{ server: Detail }>(`/api/servers/${id}`)).body.server;
+  const shape = (s: Detail) => ({
+    intervalMs: s.intervalMs,
+    timeoutMs: s.timeoutMs,
+    detectionIntervalMs: s.detectionIntervalMs,
+    regions: s.regions,
+    tests: s.tests.map((t) => [t.mode, t.pinnedRevision]).sort(),
+  });
+
+  it('GET → POST: a server read back is created again as it was, intervalMs and all', async () => {
+    const made = await m.api<{ server: Detail }>('/api/servers', {
+      method: 'POST',
+      json: {
+        name: 'round',
+        url: m.sim.target('modern').url,
+        regions: ['eu-west'],
+        interval: '30s',
+        timeout: '5s',
+        detection: { interval: '15m' },
+      },
+    });
+    expect(made.status).toBe(201);
+    const original = await read(made.body.server.id);
+    expect(shape(original)).toMatchObject({ intervalMs: 30_000, timeoutMs: 5_000, detectionIntervalMs: 900_000 });
+    const copy = await m.api<{ server: Detail; error?: string }>('/api/servers', {
+      method: 'POST',
+      json: { ...original, name: 'round-copy' },
+    });
+    expect(copy.body.error).toBeUndefined();
+    expect(copy.status).toBe(201);
+    expect(copy.body.server.id).not.toBe(original.id);
+    expect(shape(await read(copy.body.server.id))).toEqual(shape(original));
+    // Milliseconds alone, as GET shows them.
+    const ms = await m.api<{ server: Detail }>('/api/servers', {
+      method: 'POST',
+      json: { name: 'round-ms', url: m.sim.target('modern').url, intervalMs: 20_000, timeoutMs: 2_000 },
+    });
+    expect(ms.status).toBe(201);
+    expect(ms.body.server).toMatchObject({ intervalMs: 20_000, timeoutMs: 2_000, detectionIntervalMs: null });
+  });
+
+  it('GET → PATCH: the same body changes nothing, masked headers keep their values, a new intervalMs is taken', async () => {
+    const made = await m.api<{ server: Detail }>('/api/servers', {
+      method: 'POST',
+      json: { name: 'patched', url: m.sim.target('modern').url, headers: { Authorization: 'Bearer kept-1234' } },
+    });
+    const id = made.body.server.id;
+    const body = await read(id);
+    expect(body.headers).toEqual({ Authorization: '••••••' });
+    const same = await m.api<{ error?: string }>(`/api/servers/${id}`, { method: 'PATCH', json: body });
+    expect(same.body.error).toBeUndefined();
+    expect(same.status).toBe(200);
+    expect(shape(await read(id))).toEqual(shape(body));
+    expect((await getServer(m.store.db, id))!.headers).toEqual({ Authorization: 'Bearer kept-1234' });
+
+    const faster = await m.api(`/api/servers/${id}`, { method: 'PATCH', json: { ...body, intervalMs: 20_000 } });
+    expect(faster.status).toBe(200);
+    expect((await read(id)).intervalMs).toBe(20_000);
+
+    const both = await m.api<{ error: string }>(`/api/servers/${id}`, {
+      method: 'PATCH',
+      json: { interval: '30s', intervalMs: 20_000 },
+    });
+    expect(both).toMatchObject({ status: 400, body: { error: 'interval and intervalMs disagree: give one of them' } });
+    const tests = await m.api<{ error: string }>(`/api/servers/${id}`, {
+      method: 'PATCH',
+      json: { ...body, tests: [...body.tests, { revision: '2026-07-28' }] },
+    });
+    expect(tests.status).toBe(400);
+    expect(tests.body.error).toMatch(/^tests: add one with POST \/api\/servers\/:id\/tests/);
+    // A copy cannot carry a credential GET never showed.
+    const copy = await m.api<{ error: string }>('/api/servers', { method: 'POST', json: { ...body, name: 'copy' } });
+    expect(copy).toMatchObject({
+      status: 400,
+      body: { error: 'headers.Authorization: •••••• stands for a stored credential: give the value itself' },
+    });
+    // Nor a stored one to another origin.
+    const moved = await m.api<{ error: string }>(`/api/servers/${id}`, {
+      method: 'PATCH',
+      json: { url: 'http://127.0.0.2:9/mcp', headers: { Authorization: '••••••' } },
+    });
+    expect(moved.status).toBe(400);
+    expect(moved.body.error).toMatch(/^headers\.Authorization: enter its value again/);
+  });
+
+  it('a pin refused on its first save "does not speak" it; one the server spoke before "no longer speaks" it', async () => {
+    const made = await m.api<{ server: Detail }>('/api/servers', {
+      method: 'POST',
+      json: { name: 'speaker', url: m.sim.target('modern').url },
+    });
+    const id = made.body.server.id;
+    const first = await m.api<{ error: string }>(`/api/servers/${id}/tests`, {
+      method: 'POST',
+      json: { revision: '2024-11-05' },
+    });
+    expect(first.status).toBe(422);
+    expect(first.body.error).toContain('Server does not speak protocol 2024-11-05');
+    // The server's history: its newest-supported test spoke 2024-11-05 in a region once.
+    const newest = made.body.server.tests.find((t) => t.mode === 'newest')!;
+    await m.store.db
+      .insert(testStatesTable)
+      .values({ testId: newest.id, region: 'eu-west', currentRevision: '2024-11-05' });
+    const again = await m.api<{ error: string }>(`/api/servers/${id}/tests`, {
+      method: 'POST',
+      json: { revision: '2024-11-05' },
+    });
+    expect(again.status).toBe(422);
+    expect(again.body.error).toContain('Server no longer speaks protocol 2024-11-05');
   });
 });

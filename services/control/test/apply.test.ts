@@ -1,6 +1,6 @@
 // Applying the fleet declaratively: created, changed or retired, never duplicated; history kept;
 // servers made through the API are not the file's to retire. Also through POST /api/fleet.
-import { getServer, servers, tests } from '@mcp-fleet/store';
+import { getServer, servers, testStates, tests } from '@mcp-fleet/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyFleet, parseFleet } from '../src';
 import { type Monitor, startMonitor } from './support';
@@ -72,7 +72,9 @@ describe('applying a fleet definition', () => {
       });
     const bad = await post(yaml('  - { name: d, url: "ftp://x" }\n'));
     expect(bad.status).toBe(400);
-    expect(((await bad.json()) as { error: string }).error).toMatch(/line 4: servers\[0\]\.url: an http/);
+    expect(((await bad.json()) as { error: string }).error).toMatch(
+      /^invalid fleet definition, nothing applied:\n {2}request body:4:\d+: servers\[0\]\.url: an http/,
+    );
     const good = await post(
       yaml('  - { name: c, url: "http://127.0.0.1:3/mcp" }\n  - { name: d, url: "http://127.0.0.1:4/mcp" }\n'),
     );
@@ -94,5 +96,97 @@ describe('applying a fleet definition', () => {
     expect((await m.store.db.select().from(servers)).find((s) => s.id === row.id)!.urlSealed).toBe(row.urlSealed);
     expect(await applyFleet(m.store.db, withToken('tok-2222'))).toMatchObject({ updated: ['u'] });
     expect((await getServer(m.store.db, row.id))!.target).toBe('http://op:pw-1234@127.0.0.1:5/mcp?token=tok-2222');
+  });
+});
+
+describe('a server keeps its identity by name (issue 13 point 5)', () => {
+  it('a retired server named again is revived: same id, its tests matched by key, its history one', async () => {
+    const named = (tests: string, interval = '60s') =>
+      fleet(
+        `  - { name: keep, url: "http://127.0.0.1:6/mcp", interval: ${interval}, tests: [${tests}] }\n  - { name: other, url: "http://127.0.0.1:7/mcp" }\n`,
+      );
+    await applyFleet(m.store.db, named('{ revision: newest }, { revision: "2025-06-18" }'));
+    const rows = async () => (await m.store.db.select().from(servers)).filter((s) => s.name === 'keep');
+    const [before] = await rows();
+    const testsBefore = (await m.store.db.select().from(tests)).filter((t) => t.serverId === before!.id);
+    // A state of the pinned test in a region: the history a new id would split off.
+    const pin = testsBefore.find((t) => t.pinnedRevision === '2025-06-18')!;
+    await m.store.db.insert(testStates).values({ testId: pin.id, region: 'eu-west', currentRevision: '2025-06-18' });
+
+    expect(await applyFleet(m.store.db, fleet('  - { name: other, url: "http://127.0.0.1:7/mcp" }\n'))).toMatchObject({
+      retired: ['keep'],
+    });
+    const again = await applyFleet(m.store.db, named('{ revision: "2025-06-18" }, { revision: "2025-11-25" }', '30s'));
+    expect(again).toMatchObject({ created: [], revived: ['keep'], unchanged: ['other'], testsCreated: 2 });
+    expect(again.changes.keep).toEqual([
+      expect.stringMatching(/^revived \(retired .*\): same id, history kept$/),
+      'interval 1m → 30s',
+      'test pinned 2025-06-18 revived',
+      'test pinned 2025-11-25 added',
+    ]);
+    const after = await rows();
+    expect(after).toHaveLength(1);
+    expect(after[0]).toMatchObject({ id: before!.id, retiredAt: null, source: 'file' });
+    const testsAfter = (await m.store.db.select().from(tests)).filter((t) => t.serverId === before!.id);
+    expect(testsAfter.find((t) => t.id === pin.id)!.retiredAt).toBeNull();
+    expect(testsAfter.filter((t) => t.mode === 'newest').map((t) => t.retiredAt === null)).toEqual([false]);
+    expect(
+      testsAfter
+        .filter((t) => !t.retiredAt)
+        .map((t) => t.pinnedRevision)
+        .sort(),
+    ).toEqual(['2025-06-18', '2025-11-25']);
+  });
+});
+
+describe('a dry run (issue 13 point 1)', () => {
+  it('is the apply rolled back: the same summary, nothing written', async () => {
+    const next = fleet(
+      '  - { name: other, url: "http://127.0.0.1:7/mcp", interval: 45s }\n  - { name: fresh, url: "http://127.0.0.1:8/mcp" }\n',
+    );
+    const snapshot = async () => ({
+      servers: await m.store.db.select().from(servers),
+      tests: await m.store.db.select().from(tests),
+    });
+    const before = await snapshot();
+    const plan = await applyFleet(m.store.db, next, { dryRun: true });
+    expect(plan).toMatchObject({ dryRun: true, created: ['fresh'], updated: ['other'] });
+    expect(plan.retired).toContain('keep');
+    expect(plan.changes.other).toEqual(['interval 1m → 45s']);
+    expect(await snapshot()).toEqual(before);
+    const { dryRun: _, ...applied } = await applyFleet(m.store.db, next);
+    const { dryRun: __, ...planned } = plan;
+    expect(applied).toEqual(planned);
+  });
+
+  it('POST /api/fleet?dryRun=1 answers the plan and writes nothing; ?plan= applies only that plan', async () => {
+    const body = {
+      regions: ['eu-west'],
+      policy: { allow: ['127.0.0.0/8'] },
+      servers: [{ name: 'solo', url: 'http://127.0.0.1:9/mcp' }],
+    };
+    const post = (query: string) =>
+      m.api<{ plan: string; retired: string[]; created: string[]; dryRun: boolean; error?: string }>(
+        `/api/fleet${query}`,
+        { method: 'POST', json: body },
+      );
+    const live = async () => (await m.store.db.select().from(servers)).filter((s) => !s.retiredAt).map((s) => s.name);
+    const before = (await live()).sort();
+    const plan = await post('?dryRun=1');
+    expect(plan.status).toBe(200);
+    expect(plan.body).toMatchObject({ dryRun: true, created: ['solo'] });
+    expect(plan.body.retired.sort()).toEqual(before.filter((n) => n !== 'from-api'));
+    expect((await live()).sort()).toEqual(before);
+
+    const stale = await post('?plan=0000000000000000');
+    expect(stale.status).toBe(409);
+    expect(stale.body.error).toMatch(/the fleet changed since the plan was made, so nothing was applied/);
+    expect((await live()).sort()).toEqual(before);
+    expect((await post('?plan=nope')).status).toBe(400);
+
+    const done = await post(`?plan=${plan.body.plan}`);
+    expect(done.status).toBe(200);
+    expect(done.body).toMatchObject({ dryRun: false, created: ['solo'], plan: plan.body.plan });
+    expect((await live()).sort()).toEqual(['from-api', 'solo']);
   });
 });

@@ -78,9 +78,9 @@ servers:
 `;
     expect(problems(bad)).toEqual(
       expect.arrayContaining([
-        expect.stringMatching(/^line 4: servers\[0\]\.url: an http:\/\/ or https:\/\/ URL$/),
-        expect.stringMatching(/^line 6: servers\[0\]\.tests\[0\]\.revision: newest or one of 2024-11-05/),
-        expect.stringMatching(/^line 10: servers\[1\]\.interval: a duration like/),
+        'fleet.yaml:4:10: servers[0].url: an http:// or https:// URL',
+        expect.stringMatching(/^fleet\.yaml:6:19: servers\[0\]\.tests\[0\]\.revision: newest or one of 2024-11-05/),
+        expect.stringMatching(/^fleet\.yaml:10:15: servers\[1\]\.interval: a duration like/),
       ]),
     );
   });
@@ -92,7 +92,7 @@ servers:
 policy: { allow: [${allow}] }
 `;
     expect(problems(text(''))).toEqual([
-      'line 3: servers[0].url: 127.0.0.1 is loopback, private or link-local and policy.allow does not cover it',
+      'fleet.yaml:3:10: servers[0].url: 127.0.0.1 is loopback, private or link-local and policy.allow does not cover it',
     ]);
     expect(problems(text('"127.0.0.0/8"'))).toEqual([]);
     expect(problems(`servers:\n  - name: meta\n    url: http://169.254.169.254/latest\n`)[0]).toMatch(
@@ -109,11 +109,11 @@ policy: { allow: [${allow}] }
   it('refuses schemes policy.schemes does not list, and metadata addresses a broad allow covers', () => {
     const https = 'servers:\n  - name: p\n    url: http://p.example.com/mcp\npolicy: { schemes: [https] }\n';
     expect(problems(https)).toEqual([
-      'line 3: servers[0].url: the scheme http: is not one the policy allows (policy.schemes: https)',
+      'fleet.yaml:3:10: servers[0].url: the scheme http: is not one the policy allows (policy.schemes: https)',
     ]);
     expect(parseFleet(https.replace('http:', 'https:'), 'f', {}).policy.schemes).toEqual(['https']);
-    expect(problems('policy: { schemes: [ftp] }\n')).toEqual(['line 1: policy.schemes[0]: http or https']);
-    expect(problems('policy: { schemes: [] }\n')).toEqual(['line 1: policy.schemes: at least one scheme']);
+    expect(problems('policy: { schemes: [ftp] }\n')).toEqual(['fleet.yaml:1:21: policy.schemes[0]: http or https']);
+    expect(problems('policy: { schemes: [] }\n')).toEqual(['fleet.yaml:1:20: policy.schemes: at least one scheme']);
     const meta = (allow: string) =>
       `servers:\n  - name: m\n    url: http://169.254.169.254/latest\npolicy: { allow: [${allow}] }\n`;
     expect(problems(meta('"0.0.0.0/0"'))[0]).toMatch(/needs an allow entry inside 169\.254\.0\.0\/16/);
@@ -132,10 +132,10 @@ policy: { allow: [${allow}] }
     const started = Date.now();
     expect(problems(`${levels.join('\n')}\n`)).toEqual([expect.stringMatching(/alias count/)]);
     expect(Date.now() - started).toBeLessThan(2_000);
-    expect(problems('regions: *nowhere\n')).toEqual([expect.stringMatching(/^Unresolved alias/)]);
+    expect(problems('regions: *nowhere\n')).toEqual([expect.stringMatching(/^fleet\.yaml: Unresolved alias/)]);
     const header = (h: string) => `servers:\n  - name: h\n    url: https://h.example.com/\n    headers: { ${h} }\n`;
     expect(problems(header('"X-A": "a\\0b"'))[0]).toMatch(
-      /^line 4: servers\[0\]\.headers\.X-A: a header value without control/,
+      /^fleet\.yaml:4:23: servers\[0\]\.headers\.X-A: a header value without control/,
     );
     expect(problems(header('"X A": "b"'))[0]).toMatch(/a header name/);
     expect(problems(header(`"X-A": "\${CRLF}"`), { CRLF: 'a\r\nInjected: 1' })[0]).toMatch(
@@ -146,25 +146,25 @@ policy: { allow: [${allow}] }
   it('keeps the timeout within the interval', () => {
     expect(
       problems('servers:\n  - name: x\n    url: https://x.example.com/\n    interval: 5s\n    timeout: 10s\n'),
-    ).toEqual(['line 5: servers[0].timeout: at most the interval and at most 120s']);
+    ).toEqual(['fleet.yaml:5:14: servers[0].timeout: at most the interval and at most 120s']);
   });
 
   it('says a file nested too deeply is that, once per line, not the parser stack overflowing', () => {
     const flow = `servers: ${'['.repeat(20_000)}${']'.repeat(20_000)}\n`;
     const block = Array.from({ length: 3_000 }, (_, i) => `${' '.repeat(i)}k:`).join('\n');
-    expect(problems(flow)).toEqual(['line 1: nested too deeply for a fleet file']);
+    expect(problems(flow)).toEqual([expect.stringMatching(/^fleet\.yaml:1:\d+: nested too deeply for a fleet file$/)]);
     expect(problems(block)).toHaveLength(1);
-    expect(problems(block)[0]).toMatch(/^line \d+: nested too deeply for a fleet file$/);
+    expect(problems(block)[0]).toMatch(/^fleet\.yaml:\d+:\d+: nested too deeply for a fleet file$/);
   });
 
   it('runs tests and detections at most once a second (0s is not "never")', () => {
     const server = (extra: string) => `servers:\n  - name: x\n    url: https://x.example.com/\n${extra}`;
     expect(problems(server('    interval: 500ms\n    timeout: 100ms\n'))).toEqual([
-      'line 4: servers[0].interval: at least 1s',
+      'fleet.yaml:4:15: servers[0].interval: at least 1s',
     ]);
     for (const interval of ['0s', '999ms'])
       expect(problems(server(`    detection: { interval: ${interval} }\n`))).toEqual([
-        'line 4: servers[0].detection.interval: at least 1s',
+        'fleet.yaml:4:28: servers[0].detection.interval: at least 1s',
       ]);
     expect(parseFleet(server('    detection: { interval: 1s }\n'), 'f', {}).servers[0]?.detectionIntervalMs).toBe(
       1_000,
@@ -173,26 +173,76 @@ policy: { allow: [${allow}] }
 
   it('names a missing environment variable and never applies half a file', () => {
     expect(problems(EXAMPLE)).toEqual([
-      'line 6: servers[0].headers.Authorization: the environment variable ORDERS_TOKEN is not set',
+      'fleet.yaml:6:31: servers[0].headers.Authorization: the environment variable ORDERS_TOKEN is not set',
     ]);
   });
 
   it('rejects unknown keys, duplicates, regions outside the fleet and broken YAML', () => {
-    expect(problems('servers:\n  - name: x\n    url: https://x.example.com/\n    colour: red\n')[0]).toMatch(
-      /^line 2: servers\[0\]: Unrecognized key: "colour"/,
-    );
+    expect(problems('servers:\n  - name: x\n    url: https://x.example.com/\n    colour: red\n')).toEqual([
+      'fleet.yaml:4:5: servers[0]: unknown key `colour` (known here: name, url, headers, regions, interval, timeout, tests, detection)',
+    ]);
     expect(
       problems(
         'servers:\n  - name: x\n    url: https://x.example.com/\n    tests: [{revision: newest}, {revision: newest}]\n',
       )[0],
     ).toMatch(/listed twice/);
-    expect(problems('servers: [\n')[0]).toMatch(/^line \d+: /);
-    expect(problems('- just\n- a list\n')).toEqual(['the file must be a mapping (regions, defaults, servers, policy)']);
+    expect(problems('servers: [\n')[0]).toMatch(/^fleet\.yaml:2:1: /);
+    expect(problems('- just\n- a list\n')).toEqual([
+      'fleet.yaml:1:1: the file must be a mapping (regions, defaults, servers, policy)',
+    ]);
+  });
+
+  // Issue 13 point 8: the messages the README promises.
+  it('a misspelt key is one line that says what was meant', () => {
+    expect(
+      problems('servers:\n  - name: x\n    url: https://x.example.com/\n    tests:\n      - revison: newest\n'),
+    ).toEqual(['fleet.yaml:5:9: servers[0].tests[0]: unknown key `revison`: did you mean `revision`?']);
+    expect(problems('servers:\n  - nmae: x\n    url: https://x.example.com/\n')).toEqual([
+      'fleet.yaml:2:5: servers[0]: unknown key `nmae`: did you mean `name`?',
+    ]);
+    expect(problems('region: [a]\nservers: []\n')).toEqual([
+      'fleet.yaml:1:1: (file): unknown key `region`: did you mean `regions`?',
+    ]);
+    // A key that is simply missing says so, at its mapping.
+    expect(problems('servers:\n  - name: x\n')).toEqual(['fleet.yaml:2:5: servers[0]: `url` is missing']);
+  });
+
+  it('a duration without its unit says to write one, such as 10s', () => {
+    const server = (timeout: string) =>
+      `servers:\n  - name: x\n    url: https://x.example.com/\n    timeout: ${timeout}\n`;
+    expect(problems(server('10'))).toEqual([
+      'fleet.yaml:4:14: servers[0].timeout: 10 has no unit: write a duration such as 10s (ms, s, m or h)',
+    ]);
+    expect(problems(server('"10"'))).toEqual([
+      'fleet.yaml:4:14: servers[0].timeout: 10 has no unit: write a duration such as 10s (ms, s, m or h)',
+    ]);
+    expect(problems('defaults: { interval: 1.5 }\nservers: []\n')).toEqual([
+      'fleet.yaml:1:23: defaults.interval: 1.5 has no unit: write a duration such as 1.5s (ms, s, m or h)',
+    ]);
+    expect(problems(server('[10s]'))).toEqual(['fleet.yaml:4:14: servers[0].timeout: expected text, not a list']);
+  });
+
+  it('a YAML syntax error gives its line and column', () => {
+    expect(problems('servers:\n  - name: x\n  url: y\n')).toEqual([
+      'fleet.yaml:3:1: All mapping items must start at the same column',
+    ]);
+    expect(problems('servers:\n  - name: "x\n')).toEqual([
+      expect.stringMatching(/^fleet\.yaml:\d+:\d+: Missing closing "quote/),
+    ]);
+  });
+
+  it('an empty file is explained, not applied as a fleet of no servers', () => {
+    const empty =
+      'fleet.yaml: the fleet is empty: it needs at least `servers:` (a list of servers; `servers: []` retires every server the file made) and may name `regions`, `defaults` and `policy`';
+    for (const text of ['', '\n\n', '# nothing yet\n', '---\n', '{}\n']) expect(problems(text), text).toEqual([empty]);
+    expect(() => fleetFromObject({}, 'sent')).toThrow(/sent: the fleet is empty/);
+    // Saying it is how to mean it.
+    expect(parseFleet('servers: []\n', 'f', {}).servers).toEqual([]);
   });
 
   it('says which file it could not read', async () => {
     await expect(loadFleetFile('/nonexistent/fleet.yaml', {})).rejects.toThrow(
-      '/nonexistent/fleet.yaml: invalid fleet definition, nothing applied:\n  cannot read the file (ENOENT)',
+      'invalid fleet definition, nothing applied:\n  /nonexistent/fleet.yaml: cannot read the file (ENOENT)',
     );
     const dir = await mkdtemp(join(tmpdir(), 'fleet-'));
     await writeFile(join(dir, 'f.yaml'), 'regions: [x]\n');
@@ -202,7 +252,7 @@ policy: { allow: [${allow}] }
   it('refuses a Host header, and the other headers the probe owns, in any case', () => {
     const header = (h: string) => `servers:\n  - name: h\n    url: https://h.example.com/\n    headers: { ${h} }\n`;
     expect(problems(header('Host: evil.example.net'))).toEqual([
-      'line 4: servers[0].headers.Host: Host is set by the probe itself, never by a fleet entry',
+      'fleet.yaml:4:22: servers[0].headers.Host: Host is set by the probe itself, never by a fleet entry',
     ]);
     for (const name of [
       ...PROBE_OWNED_HEADERS,
@@ -219,7 +269,7 @@ policy: { allow: [${allow}] }
 
   it('refuses a URL with a masked part (••••••): there is no stored credential for it to stand for', () => {
     expect(problems('servers:\n  - name: m\n    url: "https://h.example.com/mcp?token=••••••"\n')).toEqual([
-      'line 3: servers[0].url: •••••• stands for a stored credential: give the value itself',
+      'fleet.yaml:3:10: servers[0].url: •••••• stands for a stored credential: give the value itself',
     ]);
   });
 });
@@ -235,8 +285,8 @@ describe(`who expands \${NAME}: the reader of the file`, () => {
       parseFleet(leak, 'sent', 'refuse');
     } catch (err) {
       expect((err as FleetFileError).problems).toEqual([
-        `line 4: servers[0].headers.X-Leak: \${HOME} is not expanded by control: expand it where the file is read; \`mcp-fleet apply\` does`,
-        `line 4: servers[0].headers.X-B: \${B} is not expanded by control: expand it where the file is read; \`mcp-fleet apply\` does`,
+        `sent:4:24: servers[0].headers.X-Leak: \${HOME} is not expanded by control: expand it where the file is read; \`mcp-fleet apply\` does`,
+        `sent:4:40: servers[0].headers.X-B: \${B} is not expanded by control: expand it where the file is read; \`mcp-fleet apply\` does`,
       ]);
       expect((err as Error).message).not.toContain(process.env.HOME);
     }
@@ -254,7 +304,7 @@ describe(`who expands \${NAME}: the reader of the file`, () => {
       parseFleet(EXAMPLE, 'fleet.yaml', { ORDERS_TOKEN: `s3cret \${NOT_A_REF}` }),
     );
     expect(() => expandFleetFile(EXAMPLE, 'fleet.yaml', {})).toThrow(
-      'fleet.yaml: invalid fleet definition, nothing applied:\n  line 6: servers[0].headers.Authorization: the environment variable ORDERS_TOKEN is not set',
+      'invalid fleet definition, nothing applied:\n  fleet.yaml:6:31: servers[0].headers.Authorization: the environment variable ORDERS_TOKEN is not set',
     );
   });
 
@@ -264,7 +314,7 @@ describe(`who expands \${NAME}: the reader of the file`, () => {
       'sent',
     );
     expect(fleet.servers[0]!.headers).toEqual({ 'X-Literal': `\${HOME}` });
-    expect(() => fleetFromObject([], 'sent')).toThrow(/\(file\): .*expected object/);
+    expect(() => fleetFromObject([], 'sent')).toThrow('sent: (file): expected a mapping (key: value), not a list');
     expect(() =>
       fleetFromObject({ servers: [{ name: 'x', url: 'ftp://x/', headers: { host: 'y' } }] }, 'sent'),
     ).toThrow(FleetFileError);
@@ -272,8 +322,8 @@ describe(`who expands \${NAME}: the reader of the file`, () => {
       fleetFromObject({ servers: [{ name: 'x', url: 'ftp://x/', headers: { host: 'y' } }] }, 'sent');
     } catch (err) {
       expect((err as FleetFileError).problems).toEqual([
-        'servers[0].url: an http:// or https:// URL',
-        'servers[0].headers.host: host is set by the probe itself, never by a fleet entry',
+        'sent: servers[0].url: an http:// or https:// URL',
+        'sent: servers[0].headers.host: host is set by the probe itself, never by a fleet entry',
       ]);
     }
   });

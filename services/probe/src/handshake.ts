@@ -1,7 +1,7 @@
 // A handshake run (seed 001): speak one revision, the newest the server accepts or a pinned one.
 // A newest-supported run adopts what the server answers with (a downgrade when older) and looks
 // the revision up again only on an era signal; a pinned run fails `mcp.protocol.revision` when the
-// server no longer speaks its revision. A run keeps at most one lookup; its timeout covers it.
+// server does not (or, having spoken it, no longer) speaks its revision. A run keeps at most one lookup; its timeout covers it.
 import { boundRun, excerpt } from './bounds';
 import { causeOf, causeSentence } from './cause';
 import { DEFAULT_TIMEOUT_MS, ProbeContext, type ProbeOptions } from './context';
@@ -19,7 +19,11 @@ export type RevisionChoice = 'newest' | Revision;
 export interface HandshakeOptions extends ProbeOptions {
   /** `newest` (Newest supported) or a dated revision to pin. */
   revision: RevisionChoice;
-  /** The revision the test spoke last time (newest-supported tests only). */
+  /**
+   * The revision the test spoke last time. A newest-supported run reports a move from it; a pinned
+   * run that fails says the server *no longer* speaks its pin only when this is the pin (it spoke it
+   * before), else that it *does not* speak it (a first run, or a pin never passed).
+   */
   current?: Revision | undefined;
 }
 
@@ -60,7 +64,12 @@ export async function handshake(url: string | URL, opts: HandshakeOptions): Prom
   });
   const pinned = opts.revision === 'newest' ? undefined : opts.revision;
   const current = pinned ? undefined : opts.current;
-  const run = new RunBuilder(ctx, pinned ? 'pinned' : 'newest', current);
+  const run = new RunBuilder(
+    ctx,
+    pinned ? 'pinned' : 'newest',
+    current,
+    pinned !== undefined && opts.current === pinned,
+  );
 
   let looked: Lookup | undefined;
   let requested: Revision | undefined = pinned ?? current;
@@ -113,6 +122,8 @@ class RunBuilder {
     private readonly ctx: ProbeContext,
     private readonly mode: 'newest' | 'pinned',
     private readonly current: Revision | undefined,
+    /** A pinned test that spoke its pin before: its failure is a loss, not a first refusal. */
+    private readonly spokePin = false,
   ) {}
 
   succeed(negotiated: Revision, opening: Opening): HandshakeRun {
@@ -130,7 +141,9 @@ class RunBuilder {
   }
 
   pinFailed(pinned: Revision, actual: string, opening: Opening): HandshakeRun {
-    const message = `Server no longer speaks protocol ${pinned}`;
+    const message = this.spokePin
+      ? `Server no longer speaks protocol ${pinned}`
+      : `Server does not speak protocol ${pinned}`;
     return this.#build({
       outcome: 'unsupported_version',
       message,

@@ -70,13 +70,21 @@ describe('sessions (2025-03-26, 2025-06-18, 2025-11-25)', () => {
   it('a pin the server answers with another revision fails mcp.protocol.revision', async () => {
     const run = await handshake(url('sessions-2025-03-26'), { revision: '2025-06-18' });
     expect(run.outcome).toBe('unsupported_version');
-    expect(run.message).toBe('Server no longer speaks protocol 2025-06-18');
+    // Never spoken before (a first run, a pin saved just now): "does not", not "no longer" (issue 13 point 11).
+    expect(run.message).toBe('Server does not speak protocol 2025-06-18');
     expect(run.assertion).toEqual({
       name: 'mcp.protocol.revision',
       expected: '2025-06-18',
       actual: '2025-03-26',
-      message: 'Server no longer speaks protocol 2025-06-18',
+      message: 'Server does not speak protocol 2025-06-18',
     });
+    // The test spoke its pin last time: now the server no longer does.
+    const lost = await handshake(url('sessions-2025-03-26'), { revision: '2025-06-18', current: '2025-06-18' });
+    expect(lost.assertion).toMatchObject({ message: 'Server no longer speaks protocol 2025-06-18' });
+    expect(lost.message).toBe('Server no longer speaks protocol 2025-06-18');
+    // Another revision spoken last time says nothing of this one.
+    const other = await handshake(url('sessions-2025-03-26'), { revision: '2025-06-18', current: '2025-03-26' });
+    expect(other.message).toBe('Server does not speak protocol 2025-06-18');
     expect(run.lookup.performed).toBe(false);
   });
 
@@ -169,7 +177,7 @@ describe('moves between generations', () => {
   it('a pinned 2026-07-28 on a legacy server fails with the revision found by the lookup', async () => {
     const run = await handshake(url('sessions-2025-03-26'), { revision: '2026-07-28' });
     expect(run.assertion).toMatchObject({ expected: '2026-07-28', actual: '2025-03-26' });
-    expect(run.message).toBe('Server no longer speaks protocol 2026-07-28');
+    expect(run.message).toBe('Server does not speak protocol 2026-07-28');
   });
 
   it('scripted drift: the same test sees the server move and reports it once', async () => {

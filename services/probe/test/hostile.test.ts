@@ -204,7 +204,7 @@ const CASES: Case[] = [
       '2025-11-25': { outcome: 'success' },
       '2026-07-28': {
         outcome: 'unsupported_version',
-        message: /^Server no longer speaks protocol 2026-07-28$/,
+        message: /^Server does not speak protocol 2026-07-28$/,
         evidence: { status: 400, jsonRpcErrorCode: -32601 },
       },
     },
@@ -310,7 +310,7 @@ const CASES: Case[] = [
     newest: { outcome: 'success' },
     pinned: {
       '2025-11-25': { outcome: 'success' },
-      '2025-03-26': { outcome: 'unsupported_version', message: /^Server no longer speaks protocol 2025-03-26$/ },
+      '2025-03-26': { outcome: 'unsupported_version', message: /^Server does not speak protocol 2025-03-26$/ },
       '2026-07-28': {
         outcome: 'unsupported_version',
         evidence: { status: 400, jsonRpcErrorCode: -32601, bodyPreview: true },
@@ -371,7 +371,7 @@ const CASES: Case[] = [
       // An era signal (a 400 that is not an era error), then the lookup finds HTTP+SSE: the pin fails.
       '2026-07-28': {
         outcome: 'unsupported_version',
-        message: /^Server no longer speaks protocol 2026-07-28$/,
+        message: /^Server does not speak protocol 2026-07-28$/,
         evidence: { status: 400, jsonRpcErrorCode: HUGE_ERROR_CODE, message: HUGE_ERROR_CUT('server/discover') },
       },
     },

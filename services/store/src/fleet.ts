@@ -4,7 +4,7 @@
 // header values in plaintext, `url` in its display form (credentials masked) and the whole URL,
 // to probe, as `target`.
 import { hasUrlCredentials, isRevision, type Revision } from '@mcp-fleet/probe';
-import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, isNotNull, isNull, sql } from 'drizzle-orm';
 import {
   CredentialsUnreadableError,
   currentKeyring,
@@ -21,7 +21,7 @@ import {
 import type { Db } from './db';
 import { DuplicateNameError, pgCode, withoutParams } from './errors';
 import { KeptCredentialsError, keptHeaders, keptUrl } from './kept-credentials';
-import { servers, testStates, tests } from './schema';
+import { eraMoves, servers, testStates, tests } from './schema';
 
 /** A server as callers see it: `url` as it may be shown, `target` the whole URL a probe goes to, headers opened. */
 export type Server = typeof servers.$inferSelect & { target: string };
@@ -288,6 +288,72 @@ export function retireServer(db: Db, id: string): Promise<boolean> {
   });
 }
 
+/**
+ * The server of this name retired last, if any: a fleet that names it again revives it (same id,
+ * so its runs, era moves and dashboard links stay one history) rather than starting a stranger.
+ */
+export async function lastRetiredServer(db: Db, name: string): Promise<{ id: string; retiredAt: Date } | null> {
+  const [row] = await db
+    .select({ id: servers.id, retiredAt: servers.retiredAt })
+    .from(servers)
+    .where(and(eq(servers.name, name), isNotNull(servers.retiredAt)))
+    .orderBy(desc(servers.retiredAt), desc(servers.id))
+    .limit(1);
+  return row?.retiredAt ? { id: row.id, retiredAt: row.retiredAt } : null;
+}
+
+/**
+ * Bring a retired server back under its id with the fields given (credentials sealed anew, as
+ * updateServer does); null when it is not retired. Its tests stay retired: reviveTest each one wanted.
+ */
+export function reviveServer(db: Db, id: string, input: ServerInput): Promise<UpdatedServer | null> {
+  return db.transaction(async (tx) => {
+    const done = await tx
+      .update(servers)
+      .set({ retiredAt: null, updatedAt: new Date() })
+      .where(and(eq(servers.id, id), isNotNull(servers.retiredAt)))
+      .returning({ id: servers.id })
+      .catch((err: unknown) => {
+        throw serverError(err, input.name);
+      });
+    if (done.length === 0) return null;
+    return updateServer(tx, id, input);
+  });
+}
+
+/** The test of a server with this mode and pin retired last, if any (the same test, by its key). */
+export async function lastRetiredTest(
+  db: Db,
+  serverId: string,
+  mode: 'newest' | 'pinned',
+  pinnedRevision: string | null,
+): Promise<Test | null> {
+  const [row] = await db
+    .select()
+    .from(tests)
+    .where(
+      and(
+        eq(tests.serverId, serverId),
+        eq(tests.mode, mode),
+        pinnedRevision === null ? isNull(tests.pinnedRevision) : eq(tests.pinnedRevision, pinnedRevision),
+        isNotNull(tests.retiredAt),
+      ),
+    )
+    .orderBy(desc(tests.retiredAt), desc(tests.createdAt))
+    .limit(1);
+  return row ?? null;
+}
+
+/** Bring a retired test back (its states and runs are its history); false when it was not retired. */
+export async function reviveTest(db: Db, id: string): Promise<boolean> {
+  const done = await db
+    .update(tests)
+    .set({ retiredAt: null })
+    .where(and(eq(tests.id, id), isNotNull(tests.retiredAt)))
+    .returning({ id: tests.id });
+  return done.length > 0;
+}
+
 export async function listActiveTests(db: Db, serverId?: string): Promise<ActiveTest[]> {
   const rows = await db
     .select({
@@ -365,6 +431,32 @@ export async function retireTest(db: Db, id: string): Promise<boolean> {
 export async function getTest(db: Db, id: string): Promise<Test | null> {
   const [row] = await db.select().from(tests).where(eq(tests.id, id));
   return row ?? null;
+}
+
+/**
+ * Whether any test of the server, retired ones included, ever spoke this revision in any region:
+ * a state that speaks it now or spoke it last, or an era move from or to it. Decides whether a
+ * pin that fails is one the server "no longer" speaks or one it "does not".
+ */
+export async function serverHasSpoken(db: Db, serverId: string, revision: string): Promise<boolean> {
+  const [state] = await db
+    .select({ testId: testStates.testId })
+    .from(testStates)
+    .innerJoin(tests, eq(tests.id, testStates.testId))
+    .where(and(eq(tests.serverId, serverId), eq(testStates.currentRevision, revision)))
+    .limit(1);
+  if (state) return true;
+  const [move] = await db
+    .select({ id: eraMoves.id })
+    .from(eraMoves)
+    .where(
+      and(
+        eq(eraMoves.serverId, serverId),
+        sql`(${eraMoves.fromRevision} = ${revision} or ${eraMoves.toRevision} = ${revision})`,
+      ),
+    )
+    .limit(1);
+  return move !== undefined;
 }
 
 /** The test's state in each region it has run in. */

@@ -92,8 +92,15 @@ export async function controlCommand(args: string[], out: (s: string) => void): 
   out(
     `control at ${control.url} (API /api, metrics /metrics); database ${store.kind} (${store.where}); ${authSummary(auth)}.`,
   );
+  // SIGHUP re-applies the fleet file; without one the fleet lives in the database alone, and the log says so.
   const reload = () => {
-    if (!values.fleet) return;
+    if (!values.fleet) {
+      log.warn(
+        'SIGHUP ignored: control was started without --fleet, so there is no file to reload (use mcp-fleet apply)',
+      );
+      return;
+    }
+    log.info({ fleet: values.fleet }, 'SIGHUP: applying the fleet file again');
     loadFleetFile(values.fleet, env)
       .then((f) => control.apply(f))
       .catch((err) => log.error({ err: (err as Error).message }, 'fleet file not applied'));

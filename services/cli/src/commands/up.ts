@@ -169,9 +169,16 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
     ];
     out(`mcp-fleet is up.\n\n${columns(rows)}\n\nCtrl-C stops everything.`);
 
-    // SIGHUP re-applies the fleet file.
+    // SIGHUP re-applies the fleet file. The demo fleet is made here, not read from a file: there is
+    // nothing to reload, and an operator who sent the signal is told so rather than left guessing.
     const reload = () => {
-      if (!values.fleet) return;
+      if (!values.fleet) {
+        log.warn(
+          'SIGHUP ignored: the demo fleet is not read from a file (start with --fleet <file> to reload it on SIGHUP, or change the fleet with mcp-fleet apply)',
+        );
+        return;
+      }
+      log.info({ fleet: values.fleet }, 'SIGHUP: applying the fleet file again');
       loadFleetFile(values.fleet, env)
         .then((f) => running.control?.apply(f))
         .catch((err) => log.error({ err: (err as Error).message }, 'fleet file not applied'));

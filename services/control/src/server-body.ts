@@ -1,0 +1,147 @@
+// A server as POST /api/servers and PATCH /api/servers/:id take it: what GET /api/servers/:id
+// answers is accepted back (a round trip: read, change a field, write). So the durations come as
+// text (`interval: 30s`) or as GET shows them (`intervalMs: 30000`), tests as `{revision}` or as
+// GET shows them (`{id, mode, pinnedRevision, states}`), and the fields only the server sets (id,
+// byRegion, health, retiredAt, source, the latest detection's result) are read-only: accepted and left as they are.
+// A body is hostile input (the API's trust boundary): every field is checked, and nothing a GET
+// did not show is let through.
+import { isRevision, URL_MASK } from '@mcp-fleet/probe';
+import { z } from 'zod';
+import { parseDuration } from './durations';
+import {
+  detectionSchedule,
+  duration,
+  headerMap,
+  MAX_DURATION_MS,
+  MIN_INTERVAL_MS,
+  newTargetUrl,
+  regionName,
+  revisionChoice,
+  serverName,
+  targetUrl,
+} from './fleet-file';
+import { HttpError } from './http';
+
+const headersSchema = headerMap.refine((h) => Object.keys(h).length <= 50, 'at most 50 headers');
+const millis = z.number().int().min(1).max(MAX_DURATION_MS);
+
+/** A test as a write gives it, or as GET shows it (its id and states are the server's own). */
+const testSchema = z.union([
+  z.strictObject({ revision: revisionChoice }),
+  z
+    .looseObject({ mode: z.enum(['newest', 'pinned']), pinnedRevision: z.string().nullable() })
+    .refine((t) => (t.mode === 'newest' ? t.pinnedRevision === null : isRevision(t.pinnedRevision)), {
+      message: 'a pinned test names a known revision, a newest one none',
+    })
+    .transform((t) => ({ revision: t.mode === 'newest' ? 'newest' : (t.pinnedRevision as string) })),
+]);
+
+/** `detection` is the schedule (`{interval}`, or null for none) on a write, the latest result on GET. */
+const detectionField = z.union([
+  detectionSchedule,
+  z.null(),
+  z.looseObject({ outcome: z.string() }).transform(() => 'result' as const),
+]);
+
+/** Fields GET shows that only the server sets: a body may carry them back, and they change nothing. */
+const readOnly = {
+  id: z.string().optional(),
+  byRegion: z.unknown().optional(),
+  health: z.unknown().optional(),
+  retiredAt: z.unknown().optional(),
+  source: z.enum(['file', 'api']).optional(),
+};
+
+const timing = {
+  interval: duration.optional(),
+  intervalMs: millis.optional(),
+  timeout: duration.optional(),
+  timeoutMs: millis.optional(),
+  detection: detectionField.optional(),
+  detectionIntervalMs: millis.min(MIN_INTERVAL_MS).nullable().optional(),
+};
+
+export const CreateServer = z.strictObject({
+  name: serverName,
+  url: newTargetUrl,
+  headers: z.record(z.string(), z.string()).default({}),
+  regions: z.array(regionName).min(1).nullable().default(null),
+  tests: z.array(testSchema).default([{ revision: 'newest' }]),
+  ...timing,
+  ...readOnly,
+});
+
+export const PatchServer = z.strictObject({
+  name: serverName.optional(),
+  /** Masked parts (as GET shows them) keep the stored ones, on the same origin only (store's kept-credentials). */
+  url: targetUrl.optional(),
+  /** Omitted: the stored headers stay, unless the URL moves to another origin, which drops them. */
+  headers: z.record(z.string(), z.string()).optional(),
+  regions: z.array(regionName).min(1).nullable().optional(),
+  /** Tests change through their own routes; a body may carry them back unchanged. */
+  tests: z.array(testSchema).optional(),
+  ...timing,
+  ...readOnly,
+});
+
+type Timing = Pick<z.output<typeof CreateServer>, keyof typeof timing>;
+
+/** One duration given as text, as milliseconds, or both alike; undefined when neither. */
+function one(field: string, text: string | undefined, ms: number | undefined): number | undefined {
+  const fromText = text === undefined ? undefined : parseDuration(text);
+  if (fromText !== undefined && ms !== undefined && fromText !== ms)
+    throw new HttpError(400, `${field} and ${field}Ms disagree: give one of them`);
+  return fromText ?? ms;
+}
+
+/** The durations a body gives (undefined: not given, keep or default); detection null is "none". */
+export function timingOf(body: Timing): {
+  intervalMs: number | undefined;
+  timeoutMs: number | undefined;
+  detectionIntervalMs: number | null | undefined;
+} {
+  const schedule = body.detection && body.detection !== 'result' ? body.detection.interval : undefined;
+  let detectionIntervalMs: number | null | undefined;
+  if (body.detectionIntervalMs !== undefined) {
+    // GET's `detection` (a result, or null before the first) says nothing of the schedule.
+    detectionIntervalMs = one('detection.interval', schedule, body.detectionIntervalMs ?? undefined) ?? null;
+  } else if (schedule !== undefined) detectionIntervalMs = parseDuration(schedule);
+  else if (body.detection === null) detectionIntervalMs = null;
+  return {
+    intervalMs: one('interval', body.interval, body.intervalMs),
+    timeoutMs: one('timeout', body.timeout, body.timeoutMs),
+    detectionIntervalMs,
+  };
+}
+
+/**
+ * Header values as a write gives them. `••••••` is how GET shows a stored value: on a PATCH it
+ * keeps that value, while the URL stays on its origin (credentials stay with their origin); on a
+ * POST there is none to keep.
+ */
+export function headersOf(
+  given: Record<string, string>,
+  stored?: { headers: Record<string, string>; target: string; url?: string | undefined },
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(given)) {
+    if (value !== URL_MASK) {
+      out[name] = value;
+      continue;
+    }
+    if (!stored)
+      throw new HttpError(400, `headers.${name}: ${URL_MASK} stands for a stored credential: give the value itself`);
+    const kept = stored.headers[name];
+    if (kept === undefined) throw new HttpError(400, `headers.${name}: no stored value to keep: give the value itself`);
+    if (stored.url && new URL(stored.url).origin !== new URL(stored.target).origin)
+      throw new HttpError(
+        400,
+        `headers.${name}: enter its value again (stored credentials are only sent to ${new URL(stored.target).origin})`,
+      );
+    out[name] = kept;
+  }
+  const checked = headersSchema.safeParse(out);
+  if (!checked.success)
+    throw new HttpError(400, checked.error.issues.map((i) => `headers.${i.path.join('.')}: ${i.message}`).join('; '));
+  return checked.data;
+}
