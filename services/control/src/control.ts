@@ -214,6 +214,36 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
   if (opts.fleet) await apply(opts.fleet);
   else await reschedule();
 
+  let stopping = false;
+  const router = createApi({
+    db,
+    apply,
+    regions: () => regions,
+    policy: () => policy,
+    probePolicy: () => probePolicy,
+    changed: rescheduleSoon,
+    metricsText: async () => ({ text: await metrics.registry.metrics(), contentType: metrics.registry.contentType }),
+    ready: () => !stopping,
+  });
+  // What a browser may ask, before the token (store's request-guard, the dashboard's rules too):
+  // with auth off, only Host names that cannot be rebound (whatever the bind address); with auth
+  // on or off, no write from another site's page.
+  const guard = { authEnabled: auth.enabled, allowedHosts: opts.allowedHosts ?? [] };
+  router.guard(
+    (access, req) => {
+      const refused = requestRefusal(req, guard);
+      return refused ? { status: 403, message: `refused: ${refused}` } : auth.check(access, req.headers);
+    },
+    (refused) => log.warn(refused, 'API request refused'),
+  );
+  const http: HttpServer = createServer(
+    (req, res) => void router.handle(req, res, (err) => log.error({ err: (err as Error).message }, 'API error')),
+  );
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(opts.port ?? 7070, host, () => resolve());
+  });
+  // Listening first: a port in use fails the start before ingest, heartbeats or pruning begin.
   const ingest: Subscription = startIngest({
     bus,
     store: {
@@ -251,35 +281,6 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
   for (const t of timers) t.unref();
   void prune();
 
-  let stopping = false;
-  const router = createApi({
-    db,
-    apply,
-    regions: () => regions,
-    policy: () => policy,
-    probePolicy: () => probePolicy,
-    changed: rescheduleSoon,
-    metricsText: async () => ({ text: await metrics.registry.metrics(), contentType: metrics.registry.contentType }),
-    ready: () => !stopping,
-  });
-  // What a browser may ask, before the token (store's request-guard, the dashboard's rules too):
-  // with auth off, only Host names that cannot be rebound (whatever the bind address); with auth
-  // on or off, no write from another site's page.
-  const guard = { authEnabled: auth.enabled, allowedHosts: opts.allowedHosts ?? [] };
-  router.guard(
-    (access, req) => {
-      const refused = requestRefusal(req, guard);
-      return refused ? { status: 403, message: `refused: ${refused}` } : auth.check(access, req.headers);
-    },
-    (refused) => log.warn(refused, 'API request refused'),
-  );
-  const http: HttpServer = createServer(
-    (req, res) => void router.handle(req, res, (err) => log.error({ err: (err as Error).message }, 'API error')),
-  );
-  await new Promise<void>((resolve, reject) => {
-    http.once('error', reject);
-    http.listen(opts.port ?? 7070, host, () => resolve());
-  });
   const address = http.address() as AddressInfo;
   scheduler.start();
 
