@@ -1,0 +1,56 @@
+#!/usr/bin/env node
+// `npm start`: build the dashboard if its sources changed (turbo decides, and caches), then run
+// `mcp-fleet up`. turbo's banner and task summary are for developers: the operator sees one line
+// while a build actually takes time, turbo's output only if the build fails, then what `up` says.
+// Plain JavaScript: it runs before anything else is built or registered.
+import { spawn } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+/** Past this, a build is not a cache hit: say what the wait is. */
+const SAY_AFTER_MS = 1500;
+
+const started = Date.now();
+const building = setTimeout(
+  () => process.stdout.write('building the dashboard (the first start takes a minute; later starts reuse it)…\n'),
+  SAY_AFTER_MS,
+);
+const turbo = spawn(
+  process.execPath,
+  [
+    join(ROOT, 'node_modules', 'turbo', 'bin', 'turbo'),
+    'run',
+    'build',
+    '--filter=@mcp-fleet/web',
+    '--output-logs=errors-only',
+  ],
+  { cwd: ROOT, env: { ...process.env, TURBO_TELEMETRY_DISABLED: '1', NEXT_TELEMETRY_DISABLED: '1' }, stdio: 'pipe' },
+);
+let output = '';
+const keep = (/** @type {Buffer} */ chunk) => {
+  output = (output + chunk.toString()).slice(-20_000);
+};
+turbo.stdout.on('data', keep);
+turbo.stderr.on('data', keep);
+// A Ctrl-C during the build reaches turbo too (same terminal): stop with it, quietly.
+process.on('SIGINT', () => {});
+const code = await new Promise((resolve) => turbo.on('exit', (c, signal) => resolve(signal ? 130 : (c ?? 1))));
+clearTimeout(building);
+if (code !== 0) {
+  if (code !== 130) process.stderr.write(`${output}\nnpm start: building the dashboard failed (exit ${code})\n`);
+  process.exit(code);
+}
+if (Date.now() - started > SAY_AFTER_MS)
+  process.stdout.write(`dashboard built in ${Math.round((Date.now() - started) / 1000)} s\n`);
+
+// `up` gets the terminal (and Ctrl-C with it); this process only waits and passes SIGTERM/SIGHUP on.
+const up = spawn(
+  process.execPath,
+  [join(ROOT, 'services', 'cli', 'bin', 'mcp-fleet.js'), 'up', ...process.argv.slice(2)],
+  {
+    stdio: 'inherit',
+  },
+);
+for (const signal of /** @type {const} */ (['SIGTERM', 'SIGHUP'])) process.on(signal, () => up.kill(signal));
+up.on('exit', (c, signal) => process.exit(signal ? 128 + (signal === 'SIGINT' ? 2 : 15) : (c ?? 1)));
