@@ -5,7 +5,7 @@
 // Plain JavaScript: it runs before anything else is built or registered.
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 /** Past this, a build is not a cache hit: say what the wait is. */
@@ -34,8 +34,10 @@ const keep = (/** @type {Buffer} */ chunk) => {
 turbo.stdout.on('data', keep);
 turbo.stderr.on('data', keep);
 // A Ctrl-C during the build reaches turbo too (same terminal): stop with it, quietly.
-process.on('SIGINT', () => {});
+const quiet = () => {};
+process.on('SIGINT', quiet);
 const code = await new Promise((resolve) => turbo.on('exit', (c, signal) => resolve(signal ? 130 : (c ?? 1))));
+process.off('SIGINT', quiet);
 clearTimeout(building);
 if (code !== 0) {
   if (code !== 130) process.stderr.write(`${output}\nnpm start: building the dashboard failed (exit ${code})\n`);
@@ -44,13 +46,8 @@ if (code !== 0) {
 if (Date.now() - started > SAY_AFTER_MS)
   process.stdout.write(`dashboard built in ${Math.round((Date.now() - started) / 1000)} s\n`);
 
-// `up` gets the terminal (and Ctrl-C with it); this process only waits and passes SIGTERM/SIGHUP on.
-const up = spawn(
-  process.execPath,
-  [join(ROOT, 'services', 'cli', 'bin', 'mcp-fleet.js'), 'up', ...process.argv.slice(2)],
-  {
-    stdio: 'inherit',
-  },
-);
-for (const signal of /** @type {const} */ (['SIGTERM', 'SIGHUP'])) process.on(signal, () => up.kill(signal));
-up.on('exit', (c, signal) => process.exit(signal ? 128 + (signal === 'SIGINT' ? 2 : 15) : (c ?? 1)));
+// `mcp-fleet up` in this very process: no second process, so Ctrl-C, SIGTERM and SIGHUP reach it
+// exactly as when it is run directly.
+const bin = join(ROOT, 'services', 'cli', 'bin', 'mcp-fleet.js');
+process.argv = [process.argv[0], bin, 'up', ...process.argv.slice(2)];
+await import(pathToFileURL(bin).href);

@@ -22,9 +22,10 @@ Usage:
                       [--seconds S] [--header ...] [--timeout ms] [--json]
   mcp-fleet sim [--port base] [--drift] start the simulated fleet and print its targets
   mcp-fleet demo [--port base] [--once] start the fleet and detect every target
-  mcp-fleet up [--fleet mcp-fleet.yaml] [--no-dashboard]
+  mcp-fleet up [--fleet mcp-fleet.yaml] [--no-dashboard] [--data-dir dir]
                                        the whole monitor on one machine (no file: the demo fleet)
-  mcp-fleet control [--fleet file]       the control plane alone (DATABASE_URL, NATS_URL)
+  mcp-fleet control [--fleet file] [--data-dir dir]
+                                       the control plane alone (DATABASE_URL, NATS_URL)
   mcp-fleet agent --region <name> [--concurrency N] [--metrics-port P] [--ack-wait ms]
                   [--allow cidrs] [--deny cidrs] [--schemes list]
                                        a regional probe agent (NATS_URL); its own probe floor
@@ -40,7 +41,7 @@ Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28.
 Exit codes:
   0  detect: DETECTED; handshake: success or downgrade
   1  detect: NONE; handshake: any other outcome
-  2  usage error (bad arguments)
+  2  usage error (bad arguments, a port or data directory in use)
   3  detect: RATE_LIMITED
   70 internal error
 `;
