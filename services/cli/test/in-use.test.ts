@@ -18,7 +18,7 @@ interface Ran {
   stderr: string;
 }
 
-function start(args: string[], cwd: string, env: NodeJS.ProcessEnv) {
+function start(args: string[], cwd: string, env: Record<string, string>) {
   const child = spawn(process.execPath, [BIN, ...args], {
     cwd,
     env: { ...process.env, LOG_FORMAT: 'json', ...env },
@@ -31,7 +31,7 @@ function start(args: string[], cwd: string, env: NodeJS.ProcessEnv) {
   return { child, ran, exited };
 }
 
-const run = (args: string[], cwd: string, env: NodeJS.ProcessEnv) => start(args, cwd, env).exited;
+const run = (args: string[], cwd: string, env: Record<string, string>) => start(args, cwd, env).exited;
 
 async function hold(port: number): Promise<Server> {
   const server = createServer();
