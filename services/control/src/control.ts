@@ -31,6 +31,7 @@ import { requestRefusal } from '@mcp-fleet/store/request-guard';
 import { createApi } from './api';
 import { type ApplySummary, applyFleet } from './apply';
 import { API_AUTH_HOW, ApiAuth, assertSafeBind } from './auth';
+import { tellFleetChange } from './events';
 import type { FleetDefinition } from './fleet-file';
 import type { RouteInfo } from './http';
 import { startIngest } from './ingest';
@@ -205,7 +206,13 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
     probePolicy = floor.narrow(ranges);
     await bus.ensure(regions);
     await reschedule();
-    log.info({ ...summary, regions }, 'fleet applied');
+    log.info(
+      { ...summary, regions },
+      `fleet applied: ${summary.created.length} created, ${summary.updated.length} changed, ` +
+        `${summary.retired.length} retired, ${summary.unchanged.length} unchanged; regions ${regions.join(', ')}`,
+    );
+    for (const server of summary.created) tellFleetChange(log, { event: 'server_created', server, by: 'fleet' });
+    for (const server of summary.retired) tellFleetChange(log, { event: 'server_retired', server, by: 'fleet' });
     return summary;
   };
 
@@ -221,7 +228,10 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
     regions: () => regions,
     policy: () => policy,
     probePolicy: () => probePolicy,
-    changed: rescheduleSoon,
+    changed: (change) => {
+      if (change) tellFleetChange(log, { ...change, by: 'api' });
+      rescheduleSoon();
+    },
     metricsText: async () => ({ text: await metrics.registry.metrics(), contentType: metrics.registry.contentType }),
     ready: () => !stopping,
   });
