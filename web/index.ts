@@ -69,7 +69,7 @@ export async function startDashboard(opts: DashboardOptions): Promise<Dashboard>
   Object.assign(shared(), { db: opts.db, apiUrl: opts.apiUrl, apiToken: opts.apiToken, clientAddressHeader: true });
   // Not quiet: a page that fails to render logs why (its error page points at the log).
   const app = next({ dev: false, dir: WEB_DIR, hostname, port: opts.port });
-  await app.prepare();
+  await withoutConfigTiming(() => app.prepare());
   const handle = app.getRequestHandler();
   const server: Server = createServer((req, res) => {
     // Who is asking, for the sign-in budget: the TCP peer, over whatever the client wrote there.
@@ -87,7 +87,12 @@ export async function startDashboard(opts: DashboardOptions): Promise<Dashboard>
     server.once('error', (err: NodeJS.ErrnoException) =>
       reject(
         err.code === 'EADDRINUSE'
-          ? new Error(`the dashboard's port ${opts.port} is in use (set PORT to another)`)
+          ? // Keeps the listen error's code and port: `mcp-fleet up` names the setting from them.
+            Object.assign(new Error(`the dashboard's port ${opts.port} is in use (set PORT to another)`), {
+              code: err.code,
+              syscall: err.syscall,
+              port: opts.port,
+            })
           : err,
       ),
     );
@@ -113,4 +118,22 @@ export async function startDashboard(opts: DashboardOptions): Promise<Dashboard>
       resetWebAuth();
     },
   };
+}
+
+/**
+ * Next prints "✓ Running next.config.mjs took 77ms" when it loads its configuration, with no
+ * option to stop it: a developer's line in the operator's terminal. Only that line is dropped,
+ * only while the app prepares; everything else Next says (a page failing) still gets through.
+ */
+async function withoutConfigTiming<T>(prepare: () => Promise<T>): Promise<T> {
+  const log = console.log;
+  console.log = (...args: unknown[]) => {
+    if (typeof args[0] === 'string' && /Running next\.config\.\w+ took /.test(args[0])) return;
+    log(...args);
+  };
+  try {
+    return await prepare();
+  } finally {
+    console.log = log;
+  }
 }

@@ -36,9 +36,9 @@ export const VERB_USAGE: Record<string, string> = {
   sim: `mcp-fleet sim [--port base] [--drift] start the simulated fleet and print its targets`,
   demo: `mcp-fleet demo [--port base] [--once] [--verbose]
                                        start the fleet and detect every target`,
-  up: `mcp-fleet up [--fleet mcp-fleet.yaml] [--no-dashboard] [--demo-interval seconds]
+  up: `mcp-fleet up [--fleet mcp-fleet.yaml] [--no-dashboard] [--data-dir dir] [--demo-interval seconds]
                                        the whole monitor on one machine (no file: the demo fleet)`,
-  control: `mcp-fleet control [--fleet file] [--host addr]
+  control: `mcp-fleet control [--fleet file] [--data-dir dir] [--host addr]
                                        the control plane alone (DATABASE_URL, NATS_URL)`,
   agent: `mcp-fleet agent --region <name> [--concurrency N] [--metrics-port P] [--host addr]
                   [--ack-wait ms] [--allow cidrs] [--deny cidrs] [--schemes list]
@@ -60,8 +60,9 @@ const EXIT_CODES = `Exit codes:
   0   detect: DETECTED; handshake: success or downgrade
   1   detect: NONE, not an MCP server; handshake: any other failure (not MCP, protocol error,
       the pinned revision not spoken)
-  2   usage error (bad arguments); validate, apply: an invalid fleet file; apply: it would
-      retire without --yes and no terminal to ask
+  2   usage error (bad arguments); up, control, agent: a port or data directory in use;
+      validate, apply: an invalid fleet file; apply: it would retire without --yes and no
+      terminal to ask
   3   rate limited (HTTP 429)
   4   unreachable (connection refused or reset)
   5   DNS (the name does not resolve, or the lookup timed out)

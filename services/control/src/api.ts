@@ -61,8 +61,8 @@ export interface ApiContext {
   policy: () => TargetPolicy;
   /** Where control's own probes may go: its floor narrowed by the fleet's policy. */
   probePolicy: () => TargetPolicy;
-  /** The fleet changed: reschedule. */
-  changed: () => void;
+  /** The fleet changed: reschedule (and, for a server created or retired, tell the operator). */
+  changed: (change?: { event: 'server_created' | 'server_retired'; server: string }) => void;
   metricsText: () => Promise<{ text: string; contentType: string }>;
   ready: () => boolean;
 }
@@ -181,7 +181,7 @@ export function createApi(ctx: ApiContext): Router {
             );
           return s;
         });
-        ctx.changed();
+        ctx.changed({ event: 'server_created', server: server.name });
         return { status: 201, json: { server: await serverDetail(ctx.db, server.id) } };
       } catch (err) {
         if (err instanceof DuplicateNameError) throw new HttpError(409, err.message);
@@ -242,7 +242,7 @@ export function createApi(ctx: ApiContext): Router {
     .on('DELETE', '/api/servers/:id', async (req) => {
       const server = await liveServer(req.params.id!);
       await retireServer(ctx.db, server.id);
-      ctx.changed();
+      ctx.changed({ event: 'server_retired', server: server.name });
       return { status: 204 };
     })
     .on('GET', '/api/servers/:id/tests', async (req) => {

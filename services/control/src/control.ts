@@ -30,6 +30,7 @@ import { requestRefusal } from '@mcp-fleet/store/request-guard';
 import { createApi } from './api';
 import { type ApplyOptions, type ApplySummary, applyFleet } from './apply';
 import { API_AUTH_HOW, ApiAuth, assertSafeBind } from './auth';
+import { tellFleetChange } from './events';
 import type { FleetDefinition } from './fleet-file';
 import type { RouteInfo } from './http';
 import { startIngest } from './ingest';
@@ -205,8 +206,15 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
     probePolicy = floor.narrow(ranges);
     await bus.ensure(regions);
     await reschedule();
-    const { created, revived, updated, retired } = summary;
-    log.info({ created, revived, updated, retired, unchanged: summary.unchanged.length, regions }, 'fleet applied');
+    const { created, revived, updated, retired, unchanged } = summary;
+    log.info(
+      { created, revived, updated, retired, unchanged: unchanged.length, regions },
+      `fleet applied: ${created.length} created, ${revived.length} revived, ${updated.length} changed, ` +
+        `${retired.length} retired, ${unchanged.length} unchanged; regions ${regions.join(', ')}`,
+    );
+    for (const server of created) tellFleetChange(log, { event: 'server_created', server, by: 'fleet' });
+    for (const server of revived) tellFleetChange(log, { event: 'server_revived', server, by: 'fleet' });
+    for (const server of retired) tellFleetChange(log, { event: 'server_retired', server, by: 'fleet' });
     return summary;
   };
 
@@ -215,6 +223,39 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
   if (opts.fleet) await apply(opts.fleet);
   else await reschedule();
 
+  let stopping = false;
+  const router = createApi({
+    db,
+    apply,
+    regions: () => regions,
+    policy: () => policy,
+    probePolicy: () => probePolicy,
+    changed: (change) => {
+      if (change) tellFleetChange(log, { ...change, by: 'api' });
+      rescheduleSoon();
+    },
+    metricsText: async () => ({ text: await metrics.registry.metrics(), contentType: metrics.registry.contentType }),
+    ready: () => !stopping,
+  });
+  // What a browser may ask, before the token (store's request-guard, the dashboard's rules too):
+  // with auth off, only Host names that cannot be rebound (whatever the bind address); with auth
+  // on or off, no write from another site's page.
+  const guard = { authEnabled: auth.enabled, allowedHosts: opts.allowedHosts ?? [] };
+  router.guard(
+    (access, req) => {
+      const refused = requestRefusal(req, guard);
+      return refused ? { status: 403, message: `refused: ${refused}` } : auth.check(access, req.headers);
+    },
+    (refused) => log.warn(refused, 'API request refused'),
+  );
+  const http: HttpServer = createServer(
+    (req, res) => void router.handle(req, res, (err) => log.error({ err: (err as Error).message }, 'API error')),
+  );
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(opts.port ?? 7070, host, () => resolve());
+  });
+  // Listening first: a port in use fails the start before ingest, heartbeats or pruning begin.
   const ingest: Subscription = startIngest({
     bus,
     store: {
@@ -252,35 +293,6 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
   for (const t of timers) t.unref();
   void prune();
 
-  let stopping = false;
-  const router = createApi({
-    db,
-    apply,
-    regions: () => regions,
-    policy: () => policy,
-    probePolicy: () => probePolicy,
-    changed: rescheduleSoon,
-    metricsText: async () => ({ text: await metrics.registry.metrics(), contentType: metrics.registry.contentType }),
-    ready: () => !stopping,
-  });
-  // What a browser may ask, before the token (store's request-guard, the dashboard's rules too):
-  // with auth off, only Host names that cannot be rebound (whatever the bind address); with auth
-  // on or off, no write from another site's page.
-  const guard = { authEnabled: auth.enabled, allowedHosts: opts.allowedHosts ?? [] };
-  router.guard(
-    (access, req) => {
-      const refused = requestRefusal(req, guard);
-      return refused ? { status: 403, message: `refused: ${refused}` } : auth.check(access, req.headers);
-    },
-    (refused) => log.warn(refused, 'API request refused'),
-  );
-  const http: HttpServer = createServer(
-    (req, res) => void router.handle(req, res, (err) => log.error({ err: (err as Error).message }, 'API error')),
-  );
-  await new Promise<void>((resolve, reject) => {
-    http.once('error', reject);
-    http.listen(opts.port ?? 7070, host, () => resolve());
-  });
   const address = http.address() as AddressInfo;
   scheduler.start();
 

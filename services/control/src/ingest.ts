@@ -8,19 +8,19 @@
 // does not deduplicate results) writes nothing and is counted `duplicate`.
 import type { Bus, Delivery, Result, Subscription } from '@mcp-fleet/bus';
 import { isRevision, type Revision } from '@mcp-fleet/probe';
+import { type EventLog, type RunChange, tellRun } from './events';
 import type { ControlMetrics } from './metrics';
 import { detectionJobId, handshakeJobId } from './slots';
 
 export type RecordedRun =
   | { duplicate: true }
-  | {
+  | (RunChange & {
       duplicate: false;
-      eraMove: { from: string; to: string; downgrade: boolean; eraChanged: boolean } | null;
       /** From an older slot than the test's last run in the region: kept, but it moved nothing. */
       stale: boolean;
       /** The test's current revision in the region after the run, as the store has it. */
       currentRevision: string | null;
-    };
+    });
 
 /** What ingest needs from the store. */
 export interface IngestStore {
@@ -56,7 +56,8 @@ export interface IngestOptions {
    * revision after it, so the scheduler's view of current revisions follows the store's.
    */
   onRun?: (testId: string, region: string, current: Revision) => void;
-  log: { warn: (obj: object, msg: string) => void; error: (obj: object, msg: string) => void };
+  /** Rejections and retries; and one info line per change the operator cares about (events.ts). */
+  log: EventLog & { warn: (obj: object, msg: string) => void; error: (obj: object, msg: string) => void };
 }
 
 /** Postgres error classes that mean the row itself is wrong (data, integrity): retrying cannot help. */
@@ -125,6 +126,8 @@ async function ingestOne(d: Delivery<Result>, opts: IngestOptions): Promise<void
       opts.metrics.ingest.inc({ kind: r.kind, result: out.duplicate ? 'duplicate' : 'written' });
       if (!out.duplicate && out.eraMove)
         opts.metrics.moves.inc({ from_version: out.eraMove.from, to_version: out.eraMove.to, region: r.region });
+      // Told once, when the database has it: a duplicate wrote nothing and a stale run moved nothing.
+      if (!out.duplicate && !out.stale) tellRun(opts.log, r.region, out, r.run);
       // A late result (an older slot) moved nothing in the store, and must not move the next job's
       // current revision either: that would make a false era move or downgrade in the next run.
       if (!out.duplicate && !out.stale && isRevision(out.currentRevision))

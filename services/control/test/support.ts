@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Agent, startAgent } from '@mcp-fleet/agent';
-import { type Bus, connectNatsBus, createLogger, createMemoryBus, type NatsBus } from '@mcp-fleet/bus';
+import { type Bus, connectNatsBus, createLogger, createMemoryBus, type Logger, type NatsBus } from '@mcp-fleet/bus';
 import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
 import { openStore, type Store } from '@mcp-fleet/store';
 import { createTestDatabase, type TestDatabase } from '@mcp-fleet/testkit';
@@ -68,7 +68,15 @@ export async function startMonitor(
   flavour: Flavour,
   servers: WatchedServer[],
   /** `spareRegions`: fleet regions where none of the servers is probed (a test's own jobs go there). */
-  opts: { interval?: string; timeout?: string; ackWaitMs?: number; agents?: boolean; spareRegions?: string[] } = {},
+  opts: {
+    interval?: string;
+    timeout?: string;
+    ackWaitMs?: number;
+    agents?: boolean;
+    spareRegions?: string[];
+    /** Control's logger (default silent): a test that reads what control tells the operator. */
+    controlLog?: Logger;
+  } = {},
 ): Promise<Monitor> {
   const namespace = `t${randomBytes(5).toString('hex')}`;
   let db: TestDatabase | undefined;
@@ -87,7 +95,8 @@ export async function startMonitor(
   await store.migrate();
   const sim = await startSim({ only: [...new Set([...servers.map((s) => s.name), 'silent'])] });
   const fleet = parseFleet(fleetYaml(sim, servers, opts), 'test fleet');
-  const start = () => startControl({ store, bus, log, fleet, port: 0, tickMs: 50, probeFloor: LOOPBACK_FLOOR });
+  const start = () =>
+    startControl({ store, bus, log: opts.controlLog ?? log, fleet, port: 0, tickMs: 50, probeFloor: LOOPBACK_FLOOR });
   let control = await start();
   const agents =
     opts.agents === false

@@ -1,8 +1,7 @@
 // Opening the database: Postgres through a pg pool when a URL is given, otherwise embedded PGlite
 // in a directory. Both get the same drizzle schema and the same migrations from /migrations.
 // Opening also settles the key that seals stored credentials (credentials.ts), and Postgres TLS.
-import { accessSync, constants, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { hostname } from 'node:os';
+import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
@@ -13,6 +12,7 @@ import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import pg from 'pg';
 import { withSecretFiles } from './api-tokens';
 import { type Keyring, loadKeyring, useKeyring } from './credentials';
+import { lockDataDir } from './data-dir-lock';
 import type { Db } from './db';
 import * as schema from './schema';
 
@@ -228,8 +228,19 @@ async function openPglite(
   } catch (err) {
     throw new Error(`cannot open the embedded database in ${dir}: ${reason(err)}`);
   }
-  const keyring = settleKeyring(opts, env, embeddedKeyFile(dir));
+  // The lock first: a second process on this directory is refused before it touches the key file.
   const unlock = lockDataDir(dir, opts.log);
+  let keyring: Keyring | null;
+  try {
+    keyring = settleKeyring(opts, env, embeddedKeyFile(dir));
+  } catch (err) {
+    unlock();
+    throw err;
+  }
+  // PGlite creates a cluster in an empty directory (initdb, then the migrations): seconds of
+  // silence on a first start, so say what is happening and, once migrated, how long it took.
+  let firstStart = existsSync(join(dir, 'PG_VERSION')) ? undefined : Date.now();
+  if (firstStart) opts.log?.(`store: initialising the embedded database in ${dir} (first start)…`);
   try {
     const startParams = opts.sharedBuffers
       ? [...PGlite.defaultStartParams, '-c', `shared_buffers=${opts.sharedBuffers}`]
@@ -239,7 +250,7 @@ async function openPglite(
     unlock();
     throw new Error(`cannot open the embedded database in ${dir}: ${reason(err)}`);
   }
-  opts.log?.(`store: embedded PGlite in ${dir}`);
+  if (!firstStart) opts.log?.(`store: embedded PGlite in ${dir}`);
   const db = drizzlePglite({ client, schema });
   return {
     kind: 'pglite',
@@ -250,84 +261,18 @@ async function openPglite(
     async migrate() {
       // The directory's lock and PGlite's single connection leave nothing to race the migrator.
       await migratePglite(db, { migrationsFolder: MIGRATIONS_DIR });
-      opts.log?.('store: migrations applied');
+      opts.log?.(
+        firstStart
+          ? `store: database initialised in ${((Date.now() - firstStart) / 1000).toFixed(1)} s (migrations applied)`
+          : 'store: migrations applied',
+      );
+      firstStart = undefined;
     },
     async close() {
       if (!client.closed) await client.close();
       unlock();
     },
   };
-}
-
-const lockedHere = new Set<string>();
-
-/**
- * PGlite takes no lock of its own, and two processes on one directory corrupt it: a lock file
- * beside the directory (whose contents are Postgres's own) names the process holding it.
- * A lock whose process is gone, or from another host (a recreated container), is taken over.
- */
-function lockDataDir(dir: string, log: StoreOptions['log']): () => void {
-  const lockPath = `${dir}.lock`;
-  const refuse = (holder: string) =>
-    new Error(
-      `the embedded database in ${dir} is in use by ${holder}; one process at a time may open it ` +
-        `(set DATABASE_URL to share a Postgres database, or delete ${lockPath} if that process is gone)`,
-    );
-  if (lockedHere.has(dir)) throw refuse('this process');
-  const me = { pid: process.pid, host: hostname() };
-  for (let attempt = 0; ; attempt++) {
-    try {
-      writeFileSync(lockPath, JSON.stringify(me), { flag: 'wx' });
-      break;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) {
-        throw new Error(`cannot lock the embedded database in ${dir}: ${reason(err)}`);
-      }
-      const holder = readLock(lockPath);
-      if (holder && holder.host === me.host && holder.pid !== me.pid && alive(holder.pid)) {
-        throw refuse(`process ${holder.pid}`);
-      }
-      // An empty lock may be another process between creating and writing it.
-      if (!holder && ageMs(lockPath) < 10_000) throw refuse('another process');
-      log?.(`store: taking over a stale lock on ${dir}`);
-      rmSync(lockPath, { force: true });
-    }
-  }
-  lockedHere.add(dir);
-  const release = () => {
-    if (!lockedHere.delete(dir)) return;
-    if (readLock(lockPath)?.pid === me.pid) rmSync(lockPath, { force: true });
-    process.off('exit', release);
-  };
-  // A crash leaves the file behind (taken over next time); a normal exit removes it.
-  process.on('exit', release);
-  return release;
-}
-
-function readLock(path: string): { pid: number; host: string } | undefined {
-  try {
-    const v = JSON.parse(readFileSync(path, 'utf8')) as { pid?: unknown; host?: unknown };
-    return typeof v.pid === 'number' && typeof v.host === 'string' ? { pid: v.pid, host: v.host } : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function ageMs(path: string): number {
-  try {
-    return Date.now() - statSync(path).mtimeMs;
-  } catch {
-    return Number.POSITIVE_INFINITY;
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** `host:port/database` of a connection URL, never its user or password. */

@@ -5,6 +5,7 @@ export * from './api-tokens';
 export * from './connect';
 export * from './credentials';
 export * from './data-age';
+export { assertDataDirFree, DataDirInUseError } from './data-dir-lock';
 export type { Db, Schema } from './db';
 export * from './downgrades';
 export * from './drift';

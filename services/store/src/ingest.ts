@@ -59,6 +59,11 @@ export type RecordRunAnswer =
       stale: boolean;
       /** The test's current revision in the region after this run (unchanged by a stale run or a failed pin). */
       currentRevision: Revision | null;
+      /** The server's name and the test's kind, for whoever tells the operator what changed. */
+      server: string;
+      test: { mode: 'newest' | 'pinned'; pinnedRevision: string | null };
+      /** Whether the test was failing in the region before this run, and is after it (a stale run moves neither). */
+      failing: { was: boolean; now: boolean };
     };
 
 /** Outcomes after which a test is not failing (a downgrade is reported, not failed). */
@@ -97,8 +102,18 @@ export function recordRun(db: Db, result: RunResult): Promise<RecordRunAnswer> {
     .transaction(async (tx): Promise<RecordRunAnswer> => {
       // The result names both; a test of another server would file its run, state and era moves
       // under the wrong server. Rejected before anything is written.
-      const [test] = await tx.select({ serverId: tests.serverId }).from(tests).where(eq(tests.id, result.testId));
+      const [test] = await tx
+        .select({
+          serverId: tests.serverId,
+          mode: tests.mode,
+          pinnedRevision: tests.pinnedRevision,
+          server: servers.name,
+        })
+        .from(tests)
+        .innerJoin(servers, eq(servers.id, tests.serverId))
+        .where(eq(tests.id, result.testId));
       if (!test) throw new UnknownRecordError(`no test ${result.testId}`, '23503');
+      const told = { server: test.server, test: { mode: test.mode, pinnedRevision: test.pinnedRevision } };
       if (test.serverId !== result.serverId)
         throw new UnknownRecordError(`test ${result.testId} is not a test of server ${result.serverId}`, '23503');
 
@@ -122,7 +137,16 @@ export function recordRun(db: Db, result: RunResult): Promise<RecordRunAnswer> {
       // Ordered by the scheduler's clock, not the agents': a redelivered older slot moves nothing.
       const stateRevision = isRevision(state.currentRevision) ? state.currentRevision : null;
       if (state.lastScheduledAt && scheduledAt < state.lastScheduledAt) {
-        return { duplicate: false, runId, eraMove: null, stale: true, currentRevision: stateRevision };
+        const failing = { was: state.failing, now: state.failing };
+        return {
+          duplicate: false,
+          runId,
+          eraMove: null,
+          stale: true,
+          currentRevision: stateRevision,
+          ...told,
+          failing,
+        };
       }
 
       // What the test speaks now. A pinned test speaks its pin or fails: a failed pin's negotiated
@@ -155,6 +179,7 @@ export function recordRun(db: Db, result: RunResult): Promise<RecordRunAnswer> {
         });
       }
 
+      const nowFailing = !PASSING.has(run.outcome);
       await tx
         .update(testStates)
         .set({
@@ -162,13 +187,21 @@ export function recordRun(db: Db, result: RunResult): Promise<RecordRunAnswer> {
           lastOutcome: run.outcome,
           lastMessage: run.message,
           lastAssertion: run.assertion,
-          failing: !PASSING.has(run.outcome),
+          failing: nowFailing,
           lastRunId: runId,
           lastRunAt: finishedAt,
           lastScheduledAt: scheduledAt,
         })
         .where(key);
-      return { duplicate: false, runId, eraMove, stale: false, currentRevision: negotiated ?? current };
+      return {
+        duplicate: false,
+        runId,
+        eraMove,
+        stale: false,
+        currentRevision: negotiated ?? current,
+        ...told,
+        failing: { was: state.failing, now: nowFailing },
+      };
     })
     .catch((err: unknown) => {
       throw ingestError(err, result);

@@ -69,6 +69,23 @@ describe('the embedded database', () => {
     }
   });
 
+  it('says it is initialising on a first start, and how long it took; later starts say neither', async () => {
+    const dataDir = join(dir, 'first', 'pgdata');
+    const logs: string[] = [];
+    const first = await openStore({ dataDir, log: (m) => logs.push(m) });
+    expect(logs).toContain(`store: initialising the embedded database in ${dataDir} (first start)…`);
+    await first.migrate();
+    expect(logs.at(-1)).toMatch(/^store: database initialised in \d+\.\d s \(migrations applied\)$/);
+    await first.close();
+
+    const later: string[] = [];
+    const second = await openStore({ dataDir, log: (m) => later.push(m) });
+    await second.migrate();
+    await second.close();
+    expect(later.filter((m) => m.includes('initialis'))).toEqual([]);
+    expect(later).toContain('store: migrations applied');
+  });
+
   it('lets one process at a time open a directory, taking over a stale lock', async () => {
     const dataDir = join(dir, 'locked');
     const store = await openStore({ dataDir });

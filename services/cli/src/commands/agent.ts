@@ -2,6 +2,7 @@ import { startAgent, startTracing } from '@mcp-fleet/agent';
 import { busOptionsFromEnv, createLogger, openBus } from '@mcp-fleet/bus';
 import { describeRanges } from '@mcp-fleet/probe';
 import { parse, positiveInt, secretEnv } from '../args';
+import { assertFree, inUse, type Listener } from '../in-use';
 import { probeFloor } from '../probe-floor';
 import { EXIT, UsageError } from '../usage';
 import { untilSignal } from './sim';
@@ -31,27 +32,50 @@ export async function agentCommand(args: string[], out: (s: string) => void): Pr
     throw new UsageError(
       'a separate agent reaches control through NATS: set NATS_URL (mcp-fleet up runs agents in-process)',
     );
+  const concurrency = positiveInt(values.concurrency, '--concurrency', 64, 1024);
+  // How long a job may go unsettled before NATS hands it to another agent (a killed agent's jobs).
+  const ackWaitMs = positiveInt(values['ack-wait'], '--ack-wait', 60_000, 3_600_000);
+  const metricsPort = positiveInt(
+    values['metrics-port'] ?? process.env.MCP_FLEET_AGENT_PORT,
+    '--metrics-port',
+    9464,
+    65_535,
+  );
+  const host = values.host ?? process.env.MCP_FLEET_AGENT_HOST ?? '127.0.0.1';
+  const listeners: Listener[] = [
+    {
+      what: `agent ${region}'s /metrics`,
+      host,
+      port: metricsPort,
+      setting: '--metrics-port or MCP_FLEET_AGENT_PORT',
+      hostSetting: '--host or MCP_FLEET_AGENT_HOST',
+    },
+  ];
+  try {
+    // Before NATS is dialled: a port in use is said with what to set, not found after connecting.
+    await assertFree({ listeners });
+  } catch (err) {
+    const taken = inUse(err, listeners);
+    if (!taken) throw err;
+    process.stderr.write(`mcp-fleet: ${taken.message}\n`);
+    return EXIT.usage;
+  }
   const log = createLogger(`mcp-fleet-agent-${region}`);
   // Streams and durables are control's: an agent's NATS user may only pull its region's jobs and
   // publish its region's results and heartbeats (deploy/nats), so it waits for them to exist.
   const bus = await openBus({ ...busOptions, log, declare: false });
   const tracing = startTracing({ serviceName: 'mcp-fleet-agent' });
-  const agent = await startAgent({
-    bus,
-    region,
-    log,
-    concurrency: positiveInt(values.concurrency, '--concurrency', 64, 1024),
-    metricsPort: positiveInt(
-      values['metrics-port'] ?? process.env.MCP_FLEET_AGENT_PORT,
-      '--metrics-port',
-      9464,
-      65_535,
-    ),
-    host: values.host ?? process.env.MCP_FLEET_AGENT_HOST ?? '127.0.0.1',
-    // How long a job may go unsettled before NATS hands it to another agent (a killed agent's jobs).
-    ackWaitMs: positiveInt(values['ack-wait'], '--ack-wait', 60_000, 3_600_000),
-    floor,
-  });
+  let agent: Awaited<ReturnType<typeof startAgent>>;
+  try {
+    agent = await startAgent({ bus, region, log, concurrency, metricsPort, host, ackWaitMs, floor });
+  } catch (err) {
+    const taken = inUse(err, listeners);
+    if (!taken) throw err;
+    await tracing.shutdown();
+    await bus.close();
+    process.stderr.write(`mcp-fleet: ${taken.message}\n`);
+    return EXIT.usage;
+  }
   out(
     `agent ${agent.id} in region ${region}; metrics at ${agent.metricsUrl}; probe floor: ${describeRanges(floor)}. SIGTERM or Ctrl-C stops it.`,
   );

@@ -13,11 +13,13 @@ import {
 } from '@mcp-fleet/control';
 import { CredentialsUnreadableError, openStore, SecretKeyError } from '@mcp-fleet/store';
 import { parse, positiveInt, retentionDays, secretEnv } from '../args';
+import { embeddedDataDir } from '../data-dir';
+import { assertFree, InUseError, inUse, type Listener } from '../in-use';
 import { probeFloor } from '../probe-floor';
 import { EXIT, UsageError } from '../usage';
 import { untilSignal } from './sim';
 
-const OPTIONS = { fleet: { type: 'string' }, host: { type: 'string' } } as const;
+const OPTIONS = { fleet: { type: 'string' }, host: { type: 'string' }, 'data-dir': { type: 'string' } } as const;
 
 /** `control [--fleet file]`: the control plane on its own (agents run elsewhere, over NATS). */
 export async function controlCommand(args: string[], out: (s: string) => void): Promise<number> {
@@ -45,20 +47,28 @@ export async function controlCommand(args: string[], out: (s: string) => void): 
     if (err instanceof AuthConfigError) throw new UsageError(err.message);
     throw err;
   }
+  const port = positiveInt(env.MCP_FLEET_API_PORT, 'MCP_FLEET_API_PORT', 7070, 65_535);
+  const listeners: Listener[] = [
+    { what: "control's API", host, port, setting: 'MCP_FLEET_API_PORT', hostSetting: '--host or MCP_FLEET_API_HOST' },
+  ];
+  const dataDir = embeddedDataDir(values['data-dir'], env);
   const log = createLogger('mcp-fleet-control');
   let fleet = null;
   try {
     // Control reads its own fleet file: `${NAME}` comes from control's environment.
     if (values.fleet) fleet = await loadFleetFile(values.fleet, env);
+    // Before the database is opened or migrated: its port, and the embedded directory, must be free.
+    await assertFree({ dataDir, listeners });
   } catch (err) {
-    if (err instanceof FleetFileError) {
-      process.stderr.write(`mcp-fleet: ${err.message}\n`);
-      return EXIT.usage;
-    }
-    throw err;
+    const said = inUse(err, listeners) ?? (err instanceof FleetFileError ? err : undefined);
+    if (!said) throw err;
+    process.stderr.write(`mcp-fleet: ${said.message}\n`);
+    return EXIT.usage;
   }
   // The secret key (MCP_FLEET_SECRET_KEY, …) and Postgres TLS (PGSSLMODE, DATABASE_CA, …) come from the environment too.
-  const store = await openStore({ databaseUrl: env.DATABASE_URL, env, log: (m) => log.info(m) }).catch(configError);
+  const store = await openStore({ databaseUrl: env.DATABASE_URL, dataDir, env, log: (m) => log.info(m) }).catch((err) =>
+    configError(inUse(err) ?? err),
+  );
   if (!store) return EXIT.usage;
   await store.migrate();
   const busOptions = busOptionsFromEnv(env);
@@ -76,14 +86,14 @@ export async function controlCommand(args: string[], out: (s: string) => void): 
     regions: env.MCP_FLEET_REGIONS?.split(',')
       .map((r) => r.trim())
       .filter(Boolean),
-    port: positiveInt(env.MCP_FLEET_API_PORT, 'MCP_FLEET_API_PORT', 7070, 65_535),
+    port,
     host,
     auth,
     allowUnauthenticated: allowUnauthenticated(env),
     allowedHosts,
     retentionDays: retentionDays(),
     probeFloor: floor,
-  }).catch(configError);
+  }).catch((err) => configError(inUse(err, listeners) ?? err));
   if (!control) {
     await bus.close();
     await store.close();
@@ -128,9 +138,9 @@ function natsLooksLocalOrTls(urls: string): boolean {
   });
 }
 
-/** A missing or wrong secret key: a clear line and exit code 2, as a bad fleet file gets. */
+/** A missing or wrong secret key, a port or directory in use: a clear line and exit code 2, as a bad fleet file gets. */
 function configError(err: unknown): undefined {
-  if (err instanceof SecretKeyError || err instanceof CredentialsUnreadableError) {
+  if (err instanceof SecretKeyError || err instanceof CredentialsUnreadableError || err instanceof InUseError) {
     process.stderr.write(`mcp-fleet: ${err.message}\n`);
     return undefined;
   }

@@ -19,7 +19,9 @@ import { CredentialsUnreadableError, openStore, SecretKeyError, type Store } fro
 import type { Dashboard } from '@mcp-fleet/web';
 import { webAuthFromEnv } from '@mcp-fleet/web/auth';
 import { parse, positiveInt, retentionDays, secretEnv } from '../args';
-import { DEMO_CYCLE_MS, demoEpoch, demoFleetYaml, demoStateAt, playDemoDrift } from '../demo-fleet';
+import { embeddedDataDir } from '../data-dir';
+import { DEMO_CYCLE_MS, DEMO_REGIONS, demoEpoch, demoFleetYaml, demoStateAt, playDemoDrift } from '../demo-fleet';
+import { assertFree, inUse, type Listener } from '../in-use';
 import { plural } from '../plural';
 import { probeFloor } from '../probe-floor';
 import { columns } from '../table';
@@ -33,6 +35,7 @@ const OPTIONS = {
   // Tests only: the demo's cycle in seconds (default 600), its script scaled to it.
   'demo-cycle': { type: 'string' },
   'no-dashboard': { type: 'boolean' },
+  'data-dir': { type: 'string' },
 } as const;
 
 /**
@@ -82,18 +85,44 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
   const dashboardToken =
     env.MCP_FLEET_API_TOKEN?.trim() || tokensFromEnv(env).find((t) => t.scope === 'admin')?.token || undefined;
 
+  const dataDir = embeddedDataDir(values['data-dir'], env);
+  const interval = positiveInt(values['demo-interval'], '--demo-interval', 15, 3_600);
+
   let sim: Sim | undefined;
   let stopDrift: (() => void) | undefined;
   let demoStartedAt: Date | null = null;
+  let listeners: Listener[] = [];
   const running: { store?: Store; bus?: Bus; control?: Control; agents: Agent[]; dashboard?: Dashboard } = {
     agents: [],
   };
   try {
     // `up` reads its own fleet file: `${NAME}` comes from its environment.
     const fileFleet = values.fleet ? await loadFleetFile(values.fleet, env) : undefined;
-    const demoInterval = positiveInt(values['demo-interval'], '--demo-interval', 15, 3_600);
     const demoCycleMs = positiveInt(values['demo-cycle'], '--demo-cycle', DEMO_CYCLE_MS / 1000, 86_400) * 1000;
-    const store = await openStore({ databaseUrl: env.DATABASE_URL, log: (m) => log.info(m) });
+    // Before anything starts (the simulated fleet, the database, a port): another `up` on this
+    // data directory, or a port in use, is said with what to set, and nothing is left behind.
+    listeners = [
+      {
+        what: "control's API",
+        host: apiHost,
+        port: apiPort,
+        setting: 'MCP_FLEET_API_PORT',
+        hostSetting: 'MCP_FLEET_API_HOST',
+      },
+      ...(fileFleet?.regions ?? DEMO_REGIONS).map((region, i) => ({
+        what: `agent ${region}'s /metrics`,
+        host: '127.0.0.1',
+        port: agentPort + i,
+        setting: 'MCP_FLEET_AGENT_PORT (the first of one port per region)',
+      })),
+      ...(values['no-dashboard']
+        ? []
+        : [
+            { what: 'the dashboard', host: webHost, port: webPort, setting: 'PORT', hostSetting: 'MCP_FLEET_WEB_HOST' },
+          ]),
+    ];
+    await assertFree({ dataDir, listeners });
+    const store = await openStore({ databaseUrl: env.DATABASE_URL, dataDir, log: (m) => log.info(m) });
     running.store = store;
     await store.migrate();
     if (!fileFleet) {
@@ -102,7 +131,7 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
       const elapsed = demoStartedAt ? Date.now() - demoStartedAt.getTime() : 0;
       sim = await startSim({ script: demoStateAt(elapsed, demoCycleMs) });
     }
-    const fleet = fileFleet ?? parseFleet(demoFleetYaml(sim!, demoInterval), 'the demo fleet');
+    const fleet = fileFleet ?? parseFleet(demoFleetYaml(sim!, interval), 'the demo fleet');
     // One machine, one operator: the probe floor of control and the agents is MCP_FLEET_PROBE_*
     // where set, else the fleet given at start (the demo's 127.0.0.0/8). A fleet applied later
     // over the API or on SIGHUP narrows it, never widens it.
@@ -190,7 +219,13 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
     await tracing.shutdown();
     return EXIT.ok;
   } catch (err) {
-    // A bad fleet file or a missing or wrong secret key: the operator's to fix, and the message says how.
+    // A bad fleet file, a missing or wrong secret key, a port or data directory in use: the
+    // operator's to fix, and the message says how.
+    const taken = inUse(err, listeners);
+    if (taken) {
+      process.stderr.write(`mcp-fleet: ${taken.message}\n`);
+      return EXIT.usage;
+    }
     if (err instanceof FleetFileError || err instanceof SecretKeyError || err instanceof CredentialsUnreadableError) {
       process.stderr.write(`mcp-fleet: ${err.message}\n`);
       return EXIT.usage;

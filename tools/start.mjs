@@ -1,0 +1,53 @@
+#!/usr/bin/env node
+// `npm start`: build the dashboard if its sources changed (turbo decides, and caches), then run
+// `mcp-fleet up`. turbo's banner and task summary are for developers: the operator sees one line
+// while a build actually takes time, turbo's output only if the build fails, then what `up` says.
+// Plain JavaScript: it runs before anything else is built or registered.
+import { spawn } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+/** Past this, a build is not a cache hit: say what the wait is. */
+const SAY_AFTER_MS = 1500;
+
+const started = Date.now();
+const building = setTimeout(
+  () => process.stdout.write('building the dashboard (the first start takes a minute; later starts reuse it)…\n'),
+  SAY_AFTER_MS,
+);
+const turbo = spawn(
+  process.execPath,
+  [
+    join(ROOT, 'node_modules', 'turbo', 'bin', 'turbo'),
+    'run',
+    'build',
+    '--filter=@mcp-fleet/web',
+    '--output-logs=errors-only',
+  ],
+  { cwd: ROOT, env: { ...process.env, TURBO_TELEMETRY_DISABLED: '1', NEXT_TELEMETRY_DISABLED: '1' }, stdio: 'pipe' },
+);
+let output = '';
+const keep = (/** @type {Buffer} */ chunk) => {
+  output = (output + chunk.toString()).slice(-20_000);
+};
+turbo.stdout.on('data', keep);
+turbo.stderr.on('data', keep);
+// A Ctrl-C during the build reaches turbo too (same terminal): stop with it, quietly.
+const quiet = () => {};
+process.on('SIGINT', quiet);
+const code = await new Promise((resolve) => turbo.on('exit', (c, signal) => resolve(signal ? 130 : (c ?? 1))));
+process.off('SIGINT', quiet);
+clearTimeout(building);
+if (code !== 0) {
+  if (code !== 130) process.stderr.write(`${output}\nnpm start: building the dashboard failed (exit ${code})\n`);
+  process.exit(code);
+}
+if (Date.now() - started > SAY_AFTER_MS)
+  process.stdout.write(`dashboard built in ${Math.round((Date.now() - started) / 1000)} s\n`);
+
+// `mcp-fleet up` in this very process: no second process, so Ctrl-C, SIGTERM and SIGHUP reach it
+// exactly as when it is run directly.
+const bin = join(ROOT, 'services', 'cli', 'bin', 'mcp-fleet.js');
+process.argv = [process.argv[0], bin, 'up', ...process.argv.slice(2)];
+await import(pathToFileURL(bin).href);
