@@ -117,4 +117,35 @@ describe('control logs each operator-relevant change once', () => {
       'server created: drifter-pinned (fleet file)',
     ]);
   });
+
+  it('a fleet applied without a server retires it, and applied again with it revives it: a line each', async () => {
+    const fleet = (names: string[]) => ({
+      regions: REGIONS,
+      defaults: { interval: '1s', timeout: '900ms' },
+      policy: { allow: ['127.0.0.0/8'] },
+      servers: names.map((name) => ({
+        name,
+        url: m.sim.target(name).url,
+        tests: name === 'drifter-pinned' ? [{ revision: '2025-03-26' }] : [{ revision: 'newest' }],
+      })),
+    });
+    const without = await m.api<{ retired: string[] }>('/api/fleet', {
+      method: 'POST',
+      json: fleet(['drifter-pinned']),
+    });
+    expect(without.status).toBe(200);
+    expect(without.body.retired).toEqual(['drifter-modern']);
+    const again = await m.api<{ revived: string[] }>('/api/fleet', {
+      method: 'POST',
+      json: fleet(['drifter-pinned', 'drifter-modern']),
+    });
+    expect(again.status).toBe(200);
+    expect(again.body.revived).toEqual(['drifter-modern']);
+    expect(events('server_retired', 'drifter-modern').map((l) => l.msg)).toEqual([
+      'server retired: drifter-modern (fleet file)',
+    ]);
+    expect(events('server_revived', 'drifter-modern').map((l) => l.msg)).toEqual([
+      'server revived: drifter-modern (fleet file)',
+    ]);
+  });
 });
