@@ -281,7 +281,8 @@ describe('mcp-fleet apply', () => {
       new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
         execFile(
           process.execPath,
-          [BIN, 'apply', '--fleet', file, '--api', control.url],
+          // --yes: whatever earlier tests left, an empty fleet must not stop at the confirmation.
+          [BIN, 'apply', '--fleet', file, '--api', control.url, '--yes', '--json'],
           { env: { ...env, ...extra }, timeout: 30_000 },
           (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
         ),
