@@ -1,7 +1,8 @@
-// The latest detection as seed 001's editor shows it: Revision | Generation | Result | Note, with
-// the evidence (status, content type, first bytes) of every revision the server does not support.
-// When one cause explains every revision (a 401, a refused connection…: probe's cause.ts) it comes
-// first, and a revision nothing was learnt about reads "unknown", not "Not supported".
+// The latest detection as the editor shows it (docs/protocol.md#detection-in-the-editor):
+// Revision | Generation | Result | Note, with the evidence (status, content type, first bytes) of
+// every revision the server does not support. When one cause explains every revision (a 401, a
+// refused connection…: probe's cause.ts, docs/protocol.md#not-era-evidence) it comes first, and a
+// revision nothing was learnt about reads "unknown", not "Not supported".
 import { type Cause, causeSentence, isCause, learntNothing } from '@mcp-fleet/probe/cause';
 
 export interface DetectionEntry {

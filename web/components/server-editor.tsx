@@ -1,7 +1,8 @@
 'use client';
-// Add or edit a server. Typing the URL detects its protocol as seed 001's editor does: after a
-// 1.5 s pause, at once on paste or leaving the field, again when a credential changes; never
-// while an existing server's URL is untouched. Then it offers Newest supported or pinned revisions.
+// Add or edit a server. Typing the URL detects its protocol (detection in the editor:
+// docs/protocol.md#detection-in-the-editor): after a 1.5 s pause, at once on paste or leaving the
+// field, again when a credential changes; never while an existing server's URL is untouched. Then
+// it offers Newest supported or pinned revisions.
 import { useCallback, useEffect, useRef, useState, useTransition } from 'react';
 import { type DetectAnswer, detectProtocol, type HeaderInput, saveServer } from '../app/servers/actions';
 import { DetectionCause, type DetectionEntry, DetectionTable } from './detection-table';
@@ -86,7 +87,7 @@ export function ServerEditor({
   const setHeader = (i: number, change: Partial<HeaderInput>) => {
     const next = headers.map((h, j) => (j === i ? { ...h, ...change } : h));
     setHeaders(next);
-    // A changed credential detects again (seed 001).
+    // A changed credential detects again (docs/protocol.md#detection-in-the-editor).
     later(url.trim(), plainHeaders(next));
   };
   const toggle = (list: string[], value: string, on: boolean) =>

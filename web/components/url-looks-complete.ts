@@ -1,5 +1,6 @@
-// Seed 001: the editor detects once the URL looks complete — http(s)://, no spaces, and a host that
-// is localhost, an IP address, or a domain whose last label has two or more letters.
+// Detection in the editor (docs/protocol.md#detection-in-the-editor): the editor detects once the
+// URL looks complete — http(s)://, no spaces, and a host that is localhost, an IP address, or a
+// domain whose last label has two or more letters.
 export function urlLooksComplete(text: string): boolean {
   if (!/^https?:\/\/\S+$/.test(text)) return false;
   let host: string;

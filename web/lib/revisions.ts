@@ -4,7 +4,7 @@ import { REVISION_NAMES, type Revision, revisionInfo } from '@mcp-fleet/probe';
 export type { Revision };
 export { REVISION_NAMES, revisionInfo };
 
-/** `2026-07-28 · stateless · current`: the picker's form (seed 001). */
+/** `2026-07-28 · stateless · current`: the picker's form (docs/protocol.md#revisions-generations-and-eras). */
 export function revisionLabel(r: Revision): string {
   const info = revisionInfo(r);
   return `${r} · ${info.generation} · ${info.note}`;

@@ -1,9 +1,9 @@
 // What an agent tells Prometheus. A registry per agent (several agents can share a process in
 // one-machine mode). Every label value comes from a closed set: revisions, outcomes, kinds and
 // the region. URLs, server names, session ids and job ids belong on spans, never here. Label
-// names and values follow one convention across control and agents: revisions in `*_version`
-// labels (the seed's `requested_version`, `negotiated_version`; `from_version`, `to_version`),
-// and lower-case values.
+// names and values follow one convention across control and agents (handshake metrics:
+// docs/protocol.md#handshake-metrics): revisions in `*_version` labels (`requested_version`,
+// `negotiated_version`; `from_version`, `to_version`), and lower-case values.
 import { collectProcessMetrics, revisionLabel } from '@mcp-fleet/bus/metrics';
 import type { Detection, DetectionOutcome, HandshakeRun } from '@mcp-fleet/probe';
 import { REVISION_NAMES } from '@mcp-fleet/probe';
@@ -24,8 +24,9 @@ export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.
 const DETECTION_OUTCOMES: readonly DetectionOutcome[] = ['DETECTED', 'NONE', 'RATE_LIMITED'];
 
 /**
- * A detection's outcome as a label value: `detected`, `none`, `rate_limited`. The seed's upper-case
- * names stay in the JSON (CLI, API); label values are lower-case like every other outcome label.
+ * A detection's outcome as a label value: `detected`, `none`, `rate_limited`. The upper-case names
+ * of the detection's answer (docs/protocol.md#detection) stay in the JSON (CLI, API); label values
+ * are lower-case like every other outcome label.
  */
 export function detectionOutcomeLabel(outcome: DetectionOutcome): string {
   return outcome.toLowerCase();

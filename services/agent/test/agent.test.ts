@@ -222,7 +222,8 @@ describe('/metrics', () => {
     ).toBe(1);
     expect(seriesValue(samples, 'mcp_era_moves_total')).toBe(2);
     expect(seriesValue(samples, 'mcp_downgrades_total', { region })).toBe(1);
-    // Lower-case in the label like every outcome; the detection's JSON keeps the seed's DETECTED.
+    // Lower-case in the label like every outcome; the detection's JSON keeps DETECTED
+    // (docs/protocol.md#detection).
     expect(seriesValue(samples, 'mcp_detection_total', { outcome: 'detected', region })).toBe(1);
     expect(seriesValue(samples, 'mcp_probe_duration_seconds_count', { kind: 'handshake', region })).toBe(3);
     expect(seriesValue(samples, 'mcp_probe_duration_seconds_count', { kind: 'detection', region })).toBe(1);

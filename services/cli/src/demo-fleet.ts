@@ -17,8 +17,9 @@ const CYCLES = 12;
 
 /**
  * What each drifter speaks when a cycle starts, and again from 7 minutes. A newest-supported test
- * moves only on an era signal (seed 001), so a move needs a revision to go away: drifter-modern
- * starts legacy-only, its tests settle on 2025-11-25, and losing it makes them look up 2026-07-28.
+ * moves only on an era signal (docs/protocol.md#era-signals), so a move needs a revision to go
+ * away: drifter-modern starts legacy-only, its tests settle on 2025-11-25, and losing it makes them
+ * look up 2026-07-28.
  */
 const START: Record<string, Revision[]> = {
   'drifter-modern': ['2025-11-25'],

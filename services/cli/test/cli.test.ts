@@ -238,6 +238,7 @@ describe('the cause leads, with an exit code of its own (README: exit codes)', (
     expect(r.stdout.match(/^\d{4}-\d\d-\d\d\s+\S.*?\s+unknown\s/gm)).toHaveLength(5);
   });
 
+  // The detection's answer shape: docs/protocol.md#detection.
   it('detect --json: the seed shape, each revision supported: false with evidence, and a top-level cause', async () => {
     const r = await run('detect', url('bearer'), '--json');
     expect(r.code).toBe(7);

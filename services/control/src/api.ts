@@ -124,8 +124,9 @@ export function createApi(ctx: ApiContext): Router {
     return d;
   };
   /**
-   * Seed 001: saving a pinned test runs it once first; it is saved only if it passes. Its failure
-   * says the server "no longer" speaks the pin only if the server's history shows it once did.
+   * Saving a pinned test (docs/protocol.md#saving-a-pinned-test) runs it once first; it is saved
+   * only if it passes. Its failure says the server "no longer" speaks the pin only if the server's
+   * history shows it once did.
    */
   const runPinFirst = async (
     url: string,
@@ -390,7 +391,7 @@ export function createApi(ctx: ApiContext): Router {
   return router;
 }
 
-/** A pinned test that does not pass today cannot be saved (seed 001). */
+/** A pinned test that does not pass today cannot be saved (docs/protocol.md#saving-a-pinned-test). */
 export class PinRefused extends HttpError {
   constructor(
     revision: string,

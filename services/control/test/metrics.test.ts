@@ -27,6 +27,7 @@ describe("control's metrics", () => {
     expect(seriesValue(parseMetrics(await scrape()), 'mcp_bus_poison_total')).toBe(4);
   });
 
+  // Revisions in *_version labels: docs/protocol.md#handshake-metrics.
   it('names revisions negotiated_version, as the agents and the seed do, and bounds them', async () => {
     const { registry } = createControlMetrics(sources(() => 0));
     const samples = parseMetrics(await registry.metrics()).filter((s) => s.name === 'mcp_server_revision_info');

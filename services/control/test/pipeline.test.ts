@@ -153,7 +153,8 @@ describe.each<[Flavour]>([['postgres+nats'], ['pglite+memory']])('the pipeline o
     ).toBeGreaterThanOrEqual(2);
     expect(seriesValue(samples, 'mcp_agents_seen', { region: 'eu-west' })).toBe(1);
     expect(samples.some((s) => Object.values(s.labels).some((v) => v.includes('127.0.0.1')))).toBe(false);
-    // Revisions travel in *_version labels only, as on the agents (the seed's requested_version).
+    // Revisions travel in *_version labels only, as on the agents (requested_version:
+    // docs/protocol.md#handshake-metrics).
     const labelNames = new Set(samples.filter((s) => s.name.startsWith('mcp_')).flatMap((s) => Object.keys(s.labels)));
     expect([...labelNames].filter((l) => /revision/.test(l))).toEqual([]);
   });

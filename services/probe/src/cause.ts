@@ -1,9 +1,10 @@
 // Why a probe learnt nothing about a revision: the one place that reads a failed reply's evidence
 // and names its cause. A 401, a 503, a refused connection or an expired certificate says nothing
-// about which revisions a server speaks (seed 004: not era evidence), so a detection where one
-// such cause explains every revision leads with it instead of "not an MCP server", and a run's
-// message leads with it instead of "did not identify itself". Detection, handshake, the CLI and
-// the dashboard all ask here. Pure: no imports but types, so the dashboard's browser code can use it.
+// about which revisions a server speaks (not era evidence: docs/protocol.md#not-era-evidence), so
+// a detection where one such cause explains every revision leads with it instead of "not an MCP
+// server", and a run's message leads with it instead of "did not identify itself". Detection,
+// handshake, the CLI and the dashboard all ask here. Pure: no imports but types, so the
+// dashboard's browser code can use it.
 import type { Evidence } from './evidence';
 
 /** The causes, each with the words an operator reads first. A closed set: the bus validates it. */

@@ -1,6 +1,6 @@
-// A detection (seed 001): which of the five revisions does this server accept? Each revision is
-// probed on its own, never stopping at the first answer, in at most eight requests and 20 s.
-// A detection is not a run: it changes no test.
+// A detection (docs/protocol.md#detection): which of the five revisions does this server accept?
+// Each revision is probed on its own, never stopping at the first answer, in at most eight
+// requests and 20 s. A detection is not a run: it changes no test.
 import { boundDetection, excerpt } from './bounds';
 import { type Cause, sharedCause } from './cause';
 import { DEFAULT_TIMEOUT_MS, ProbeContext, type ProbeOptions } from './context';

@@ -1,5 +1,5 @@
-// Era signals (seed 001): replies that say the server has moved generation. Only these send a run
-// into a lookup; timeouts, connection errors, 5xx, 401, 403 and 429 never do.
+// Era signals (docs/protocol.md#era-signals): replies that say the server has moved generation.
+// Only these send a run into a lookup; timeouts, connection errors, 5xx, 401, 403 and 429 never do.
 import type { Exchange } from './exchange';
 import { ERA_ERROR_CODES, errorOf, METHOD_NOT_FOUND } from './jsonrpc';
 import { isNeverSignalStatus } from './opening';

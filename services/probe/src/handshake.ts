@@ -1,7 +1,9 @@
-// A handshake run (seed 001): speak one revision, the newest the server accepts or a pinned one.
-// A newest-supported run adopts what the server answers with (a downgrade when older) and looks
-// the revision up again only on an era signal; a pinned run fails `mcp.protocol.revision` when the
-// server does not (or, having spoken it, no longer) speaks its revision. A run keeps at most one lookup; its timeout covers it.
+// A handshake run (docs/protocol.md#newest-supported-and-pinned): speak one revision, the newest
+// the server accepts or a pinned one. A newest-supported run adopts what the server answers with
+// (a downgrade when older: docs/protocol.md#downgrades-and-era-moves) and looks the revision up
+// again only on an era signal (docs/protocol.md#era-signals); a pinned run fails
+// `mcp.protocol.revision` when the server does not (or, having spoken it, no longer) speaks its
+// revision (docs/protocol.md#pin-failures). A run keeps at most one lookup; its timeout covers it.
 import { boundRun, excerpt } from './bounds';
 import { causeOf, causeSentence } from './cause';
 import { DEFAULT_TIMEOUT_MS, ProbeContext, type ProbeOptions } from './context';

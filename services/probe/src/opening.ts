@@ -26,7 +26,7 @@ export interface Opening {
   decisive: Exchange | undefined;
   /** Why the opening failed, when it did. */
   failure: { outcome: Outcome; message: string } | undefined;
-  /** The failure says the server moved generation (seed 001's era signals). */
+  /** The failure says the server moved generation (docs/protocol.md#era-signals). */
   eraSignal: boolean;
 }
 

@@ -49,6 +49,7 @@ describe('detection of real SDK servers', () => {
     expect(seen.filter((r) => r.method === 'DELETE').length).toBe(2);
   });
 
+  // The sentences of a detection: docs/protocol.md#detection.
   it('says one sentence per revision, in the words of seed 001', async () => {
     const d = await detect(fleet().target('modern').url);
     const sentences = d.revisions.map((r) => r.sentence);

@@ -1,5 +1,6 @@
-// Every era-signal rule of seed 001 and every non-signal, over real HTTP. A signal shows as a
-// lookup in the run; a non-signal leaves the run to fail on its own reply with no lookup.
+// Every era-signal rule (docs/protocol.md#era-signals) and every non-signal, over real HTTP. A
+// signal shows as a lookup in the run; a non-signal leaves the run to fail on its own reply with
+// no lookup.
 import { describe, expect, it } from 'vitest';
 import { handshake, LOOKUP_MAX_REQUESTS, NOT_IDENTIFIED } from '../src';
 import { useSim } from './use-sim';

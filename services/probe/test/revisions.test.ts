@@ -21,6 +21,7 @@ describe('the revision table', () => {
     expect(isRevision('2024-10-07')).toBe(false);
   });
 
+  // The rules: docs/protocol.md#revisions-generations-and-eras and #the-mcp-protocol-version-header.
   it('carries generation, era, note and the MCP-Protocol-Version rule of seed 001', () => {
     const rows = REVISIONS.map((r) => [r.revision, r.generation, r.era, r.note, r.protocolVersionHeader]);
     expect(rows).toEqual([

@@ -149,7 +149,7 @@ export const detections = pgTable(
     region: text('region'),
     outcome: text('outcome').notNull(),
     newestSupported: text('newest_supported'),
-    /** The whole detection answer (seed 001 shape). */
+    /** The whole detection answer, in its shape (docs/protocol.md#detection). */
     result: jsonb('result').notNull(),
     /** When control recorded it (control's clock, never an agent's): retention keys on it. */
     at: timestamp('at', { withTimezone: true }).notNull().defaultNow(),

@@ -51,7 +51,8 @@ function page(title: string, text: string): string {
 /**
  * Answers every request with the reply its path names: `/reply/<status>/<body>`, where body is
  * `html` or `jsonrpc<code>` (e.g. `/reply/400/jsonrpc-32601`). Lets tests meet every era-signal
- * rule and non-signal of seed 001 over real HTTP, including replies no SDK server gives.
+ * rule and non-signal (docs/protocol.md#era-signals) over real HTTP, including replies no SDK
+ * server gives.
  */
 export const replies: TargetDefinition = {
   name: 'replies',

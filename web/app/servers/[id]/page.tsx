@@ -164,7 +164,8 @@ export default async function ServerPage({
             <ul data-testid="tests" style={{ paddingLeft: 18, margin: 0 }}>
               {summary.tests.map((t) => {
                 const current = t.states.find((s) => s.currentRevision)?.currentRevision;
-                // "not run yet" only before the first run (seed 001); after runs that found none, say so.
+                // "not run yet" only before the first run (docs/protocol.md#newest-supported-and-pinned);
+                // after runs that found none, say so.
                 const none = t.states.some((s) => s.lastRunAt) ? 'no revision found yet' : 'not run yet';
                 return (
                   <li key={t.id} style={{ marginBottom: 8 }}>
