@@ -8,7 +8,8 @@ import { connect as tlsConnect } from 'node:tls';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { handshake } from '../src';
-import { isLoopbackAddress, takeViolations } from './loopback-guard';
+import { isLoopbackAddress } from '../src/loopback';
+import { takeViolations } from './loopback-guard';
 
 /** The error a connection attempt ends in, and how long it took. */
 async function attempt(what: () => Promise<unknown>): Promise<{ err: unknown; ms: number }> {
