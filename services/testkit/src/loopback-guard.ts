@@ -18,8 +18,8 @@
 import dns from 'node:dns';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
+import { isLoopbackAddress } from '@mcp-fleet/probe/loopback';
 import { afterAll, afterEach } from 'vitest';
-import { isLoopbackAddress } from '../src/loopback';
 
 const GUARD = Symbol.for('mcp-fleet.loopback-guard');
 
