@@ -9,7 +9,7 @@ export default defineConfig({
     // Test files start their own fleets on ephemeral loopback ports, so they can run side by side.
     pool: 'forks',
     // Tests never leave loopback: a connection anywhere else fails the test (see the file).
-    setupFiles: ['services/probe/test/loopback-guard.ts'],
+    setupFiles: ['services/testkit/src/loopback-guard.ts'],
     // The key that seals stored credentials in tests (and the processes they start): Postgres needs
     // one to store a server's headers. A test key, used nowhere else.
     env: { MCP_FLEET_SECRET_KEY: 'dGVzdHMgb25seTogbWNwLWZsZWV0IHRlc3Qga2V5ISE=' },

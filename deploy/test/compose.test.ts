@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { busOptionsFromEnv, connectNatsBus, createLogger, type NatsBus } from '@mcp-fleet/bus';
+import { job, result } from '@mcp-fleet/bus/testing';
 import { allowUnauthenticated, apiAuthFromEnv, assertSafeBind, isLoopbackHost, parseFleet } from '@mcp-fleet/control';
 import { type Sim, startSim, TARGET_NAMES } from '@mcp-fleet/fleet-sim';
 import { TargetPolicy } from '@mcp-fleet/probe';
@@ -14,7 +15,6 @@ import { loadKeyring, withSecretFiles } from '@mcp-fleet/store';
 import { freePort } from '@mcp-fleet/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { job, result } from '../../services/bus/test/fixtures';
 import { probeFloor } from '../../services/cli/src/probe-floor';
 import { webAuthFromEnv } from '../../web/lib/auth-core';
 import {

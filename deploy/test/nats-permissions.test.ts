@@ -15,12 +15,12 @@ import {
   natsConnectionOptions,
   type Result,
 } from '@mcp-fleet/bus';
+import { heartbeat, job, result } from '@mcp-fleet/bus/testing';
 import { type NatsServer, startNatsServer } from '@mcp-fleet/testkit';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { heartbeat, job, result } from '../../services/bus/test/fixtures';
 import { NATS_USERS, runCli } from './secrets-init';
 import { REPO } from './source-env';
 

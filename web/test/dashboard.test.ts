@@ -3,6 +3,7 @@
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type Monitor, startMonitor } from '@mcp-fleet/control/testing';
 import { SIM_BEARER_TOKEN, type Sim, startSim } from '@mcp-fleet/fleet-sim';
 import {
   createServer,
@@ -16,12 +17,11 @@ import {
   runs,
   type ServerOverview,
 } from '@mcp-fleet/store';
+import { handshakeRun, resultOf, serverWithTests } from '@mcp-fleet/store/testing';
 import { createTestDatabase, waitFor } from '@mcp-fleet/testkit';
 import { eq, sql } from 'drizzle-orm';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Monitor, startMonitor } from '../../services/control/test/support';
-import { handshakeRun, resultOf, serverWithTests } from '../../services/store/test/fixtures';
 import { launchBrowser } from '../tools/browser';
 import { type DashboardProcess, startDashboardProcess } from '../tools/next-process';
 

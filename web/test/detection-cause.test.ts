@@ -6,12 +6,12 @@
 // not identify itself" with "Not supported" cells.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { type Monitor, startMonitor } from '@mcp-fleet/control/testing';
 import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
 import { latestDetection } from '@mcp-fleet/store';
 import { waitFor } from '@mcp-fleet/testkit';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Monitor, startMonitor } from '../../services/control/test/support';
 import { launchBrowser } from '../tools/browser';
 import { type DashboardProcess, startDashboardProcess } from '../tools/next-process';
 

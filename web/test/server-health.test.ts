@@ -5,12 +5,12 @@
 // servers from fleet-sim), the built dashboard as its own process, Debian's Chromium.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { type Monitor, startMonitor } from '@mcp-fleet/control/testing';
 import { createServer, type FleetSummary, recordRun, type ServerOverview } from '@mcp-fleet/store';
+import { handshakeRun, resultOf, serverWithTests } from '@mcp-fleet/store/testing';
 import { waitFor } from '@mcp-fleet/testkit';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Monitor, startMonitor } from '../../services/control/test/support';
-import { handshakeRun, resultOf, serverWithTests } from '../../services/store/test/fixtures';
 import { launchBrowser } from '../tools/browser';
 import { type DashboardProcess, startDashboardProcess } from '../tools/next-process';
 

@@ -1,4 +1,6 @@
 // Valid messages, a logger whose lines a test can read, and small waiting helpers.
+// Other workspaces' tests import it as @mcp-fleet/bus/testing (in bus, not testkit: bus's own tests
+// use testkit, so testkit cannot depend on bus).
 import { randomUUID } from 'node:crypto';
 import { type Bus, createLogger, type Heartbeat, type Job, type Logger, type Result } from '../src';
 

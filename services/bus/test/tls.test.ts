@@ -7,20 +7,13 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  haveOpenssl,
-  makeTestCa,
-  NATS_SERVER_BIN,
-  type NatsServer,
-  startNatsServer,
-  type TestCa,
-} from '@mcp-fleet/testkit';
+import { makeTestCa, NATS_SERVER_BIN, type NatsServer, startNatsServer, type TestCa } from '@mcp-fleet/testkit';
 import { connect } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { busOptionsFromEnv, createLogger, natsConnectionOptions, openBus } from '../src';
 import { roundTrip } from './fixtures';
 
-const runnable = existsSync(NATS_SERVER_BIN) && haveOpenssl();
+const runnable = existsSync(NATS_SERVER_BIN);
 const log = createLogger('test', 'silent');
 
 /** A nats-server with JetStream and the given TLS and authorization blocks, on a free loopback port. */

@@ -7,9 +7,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type Monitor, startMonitor } from '@mcp-fleet/control/testing';
 import { type Recorder, startRecorder, waitFor } from '@mcp-fleet/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Monitor, startMonitor } from '../../control/test/support';
 
 const BIN = fileURLToPath(new URL('../bin/mcp-fleet.js', import.meta.url));
 const VAR = 'MCP_FLEET_APPLY_TEST_SECRET';

@@ -4,7 +4,7 @@
 // store: PGlite in a temporary directory). parseFleet throws FleetFileError and nothing else, and
 // promptly. The target policy allows 127.0.0.1 alone and denies every other address, so generated
 // URLs that are not loopback are refused with 400 before any connection (and the loopback guard,
-// probe/test/loopback-guard.ts, would fail the test if one were dialled).
+// testkit's loopback-guard.ts, would fail the test if one were dialled).
 //
 // MCP_FLEET_FUZZ_SEED=<n> runs another seed; MCP_FLEET_FUZZ_RUNS=<factor> scales every property's runs.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -20,10 +20,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Bus, createLogger, createMemoryBus } from '@mcp-fleet/bus';
 import { openStore, type Store, servers as serversTable, tests as testsTable } from '@mcp-fleet/store';
+import { takeViolations } from '@mcp-fleet/testkit/loopback-guard';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { takeViolations } from '../../probe/test/loopback-guard';
 import { type Control, FleetFileError, parseFleet, startControl } from '../src';
 import { parseDuration } from '../src/durations';
 import {

@@ -1,5 +1,7 @@
 // A whole monitor for a test: a fresh database, a bus, the simulated fleet, control and one
 // agent per region — all real. Two flavours: Postgres + NATS, and PGlite + the in-process queue.
+// Other workspaces' tests import it as @mcp-fleet/control/testing. It stays in control, not testkit:
+// it builds on control, and control's own tests build on testkit (moving it would make a cycle).
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

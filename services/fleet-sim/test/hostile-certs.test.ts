@@ -3,7 +3,8 @@
 // "illegal padding", and `mcp-fleet up` failed to start about once in sixty).
 import { X509Certificate } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { derInteger, mintCertificates } from '../src/targets/hostile-certs';
+import { derInteger } from '../src/certificates';
+import { mintCertificates } from '../src/targets/hostile-certs';
 
 describe('hostile certificates', () => {
   it('writes each INTEGER minimally and positive', () => {

@@ -31,6 +31,7 @@ export {
   type RevisionChoice,
 } from './handshake';
 export { LOOKUP_MAX_REQUESTS, NOT_IDENTIFIED } from './lookup';
+export { isLoopbackAddress } from './loopback';
 export type { ServerInfo } from './opening';
 export { isPassing, OUTCOME_NAMES, OUTCOMES, type Outcome } from './outcomes';
 export { displayUrl, redact, redactStrings, secretsOf } from './redact';

@@ -9,6 +9,7 @@
 // send (a form post, a fetch without a preflight, a page on a name it rebinds to 127.0.0.1) is
 // hostile. A client that is not a browser sends neither Origin nor Sec-Fetch-Site and carries no
 // one's cookies but its own: these rules are not about it (tokens and sessions are).
+import { isLoopbackAddress } from '@mcp-fleet/probe/loopback';
 import { AuthConfigError } from './api-tokens';
 
 /** Container probes: answered whatever the Host, so a kubelet or a healthcheck reaches them. */
@@ -54,7 +55,7 @@ function isIpLiteral(hostname: string): boolean {
 }
 
 /**
- * 127.0.0.0/8, ::1 (also IPv4-mapped), `localhost` and `*.localhost` (browsers resolve those to
+ * Loopback addresses (isLoopbackAddress: 127.0.0.0/8, ::1, ::ffff:127.0.0.0/104), `localhost` and `*.localhost` (browsers resolve those to
  * loopback themselves, never through DNS): addresses only this machine reaches. Takes a bind
  * address (`::1`, `0.0.0.0`) or a host name.
  */
@@ -62,8 +63,7 @@ export function isLoopbackHost(host: string): boolean {
   const name = hostnameOf(host.includes(':') && !host.startsWith('[') ? `[${host}]` : host);
   if (name === null) return false;
   if (name === 'localhost' || name.endsWith('.localhost')) return true;
-  if (IPV4.test(name)) return name.startsWith('127.');
-  return name === '[::1]' || /^\[::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}\]$/.test(name);
+  return isLoopbackAddress(name);
 }
 
 /**

@@ -1,4 +1,6 @@
 // Builders for the rows tests write: servers, handshake runs as an agent reports them.
+// Other workspaces' tests import it as @mcp-fleet/store/testing (in store, not testkit: store's own
+// tests use testkit, so testkit cannot depend on store).
 import type { HandshakeRun, Revision } from '@mcp-fleet/probe';
 import { createServer, createTest, type Db, type RunResult, type Server, type Test } from '../src';
 

@@ -1,8 +1,10 @@
-// A private certificate authority for TLS tests, made with openssl: a CA, a server certificate for
-// 127.0.0.1 (and, if asked, other names), client certificates, and a second CA nobody trusts.
-import { execFileSync } from 'node:child_process';
+// A private certificate authority for TLS tests: a CA, a server certificate for 127.0.0.1 (and, if
+// asked, other names), client certificates, and a second CA nobody trusts. Minted in memory by
+// fleet-sim's certificate writer (the one the hostile TLS targets use) and written to `dir` as PEM
+// files, which nats-server and Postgres read.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { certificate, type Keys, keyPem, newKeys } from '@mcp-fleet/fleet-sim/certificates';
 
 export interface TestCa {
   dir: string;
@@ -15,92 +17,52 @@ export interface TestCa {
   client(name: string): { cert: string; key: string };
 }
 
-function openssl(args: string[], cwd: string): void {
-  execFileSync('openssl', args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
-}
+const DAY_MS = 24 * 60 * 60 * 1000;
 
-const EC = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-
-function selfSigned(dir: string, name: string, cn: string): void {
-  openssl(
-    [
-      'req',
-      '-x509',
-      ...EC,
-      '-keyout',
-      `${name}.key`,
-      '-out',
-      `${name}.crt`,
-      '-days',
-      '2',
-      '-subj',
-      `/CN=${cn}`,
-      '-addext',
-      'basicConstraints=critical,CA:TRUE',
-      '-addext',
-      'keyUsage=critical,keyCertSign,cRLSign',
-    ],
-    dir,
-  );
-}
-
-function signed(dir: string, name: string, cn: string, ext: string): { cert: string; key: string } {
-  openssl(['req', ...EC, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`], dir);
-  writeFileSync(join(dir, `${name}.ext`), ext);
-  openssl(
-    [
-      'x509',
-      '-req',
-      '-in',
-      `${name}.csr`,
-      '-CA',
-      'ca.crt',
-      '-CAkey',
-      'ca.key',
-      '-CAcreateserial',
-      '-out',
-      `${name}.crt`,
-      '-days',
-      '2',
-      '-extfile',
-      `${name}.ext`,
-    ],
-    dir,
-  );
-  return { cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`) };
+/** `IP:127.0.0.1,DNS:localhost` (openssl's subjectAltName syntax, which callers pass) as lists. */
+function parseAltNames(altNames: string): { ip: string[]; dns: string[] } {
+  const ip: string[] = [];
+  const dns: string[] = [];
+  for (const part of altNames.split(',')) {
+    const [kind, value = ''] = part.trim().split(/:(.*)/s);
+    if (kind === 'IP') ip.push(value);
+    else if (kind === 'DNS') dns.push(value);
+    else throw new Error(`makeTestCa: unsupported subjectAltName ${part}`);
+  }
+  return { ip, dns };
 }
 
 /** Make the CA and a server certificate in `dir` (which must exist). `altNames` default: IP 127.0.0.1 only. */
 export function makeTestCa(dir: string, altNames = 'IP:127.0.0.1'): TestCa {
-  selfSigned(dir, 'ca', 'mcp-fleet test CA');
-  selfSigned(dir, 'other-ca', 'someone else');
-  const server = signed(
-    dir,
-    'server',
-    '127.0.0.1',
-    `subjectAltName=${altNames}\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n`,
-  );
+  // Valid from a day ago for two days, as the openssl-made ones were.
+  const notBefore = new Date(Date.now() - DAY_MS);
+  const notAfter = new Date(Date.now() + 2 * DAY_MS);
+  const write = (file: string, text: string) => {
+    writeFileSync(join(dir, file), text, { mode: 0o600 });
+    return join(dir, file);
+  };
+  const selfSigned = (file: string, name: string): Keys => {
+    const keys = newKeys();
+    write(`${file}.crt`, certificate({ subject: name, keys, issuer: { name, keys }, notBefore, notAfter, ca: true }));
+    write(`${file}.key`, keyPem(keys));
+    return keys;
+  };
+  const caName = 'mcp-fleet test CA';
+  const caKeys = selfSigned('ca', caName);
+  selfSigned('other-ca', 'someone else');
+  const signed = (file: string, subject: string, alt?: { ip: string[]; dns: string[] }) => {
+    const keys = newKeys();
+    const issuer = { name: caName, keys: caKeys };
+    return {
+      cert: write(`${file}.crt`, certificate({ subject, keys, issuer, notBefore, notAfter, ca: false, altNames: alt })),
+      key: write(`${file}.key`, keyPem(keys)),
+    };
+  };
   return {
     dir,
     ca: join(dir, 'ca.crt'),
-    server,
+    server: signed('server', '127.0.0.1', parseAltNames(altNames)),
     otherCa: join(dir, 'other-ca.crt'),
-    client: (name) =>
-      signed(
-        dir,
-        `client-${name}`,
-        name,
-        'extendedKeyUsage=clientAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n',
-      ),
+    client: (name) => signed(`client-${name}`, name),
   };
-}
-
-/** Whether openssl is on the PATH. */
-export function haveOpenssl(): boolean {
-  try {
-    execFileSync('openssl', ['version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -1,4 +1,4 @@
-export { haveOpenssl, makeTestCa, type TestCa } from './certs';
+export { makeTestCa, type TestCa } from './certs';
 export { parseMetrics, type Sample, seriesValue } from './metrics-text';
 export { NATS_SERVER_BIN, type NatsServer, type NatsServerOptions, startNatsServer } from './nats-server';
 export { accepts, freePort } from './net';

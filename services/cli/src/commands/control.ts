@@ -11,6 +11,7 @@ import {
   loadFleetFile,
   startControl,
 } from '@mcp-fleet/control';
+import { isLoopbackAddress } from '@mcp-fleet/probe';
 import { CredentialsUnreadableError, openStore, SecretKeyError } from '@mcp-fleet/store';
 import { parse, positiveInt, retentionDays, secretEnv } from '../args';
 import { embeddedDataDir } from '../data-dir';
@@ -134,7 +135,7 @@ function natsLooksLocalOrTls(urls: string): boolean {
       .replace(/^[^@]*@/, '')
       .replace(/:\d+$/, '')
       .replace(/^\[|\]$/g, '');
-    return host === 'localhost' || host === '::1' || /^127\./.test(host);
+    return host === 'localhost' || isLoopbackAddress(host);
   });
 }
 

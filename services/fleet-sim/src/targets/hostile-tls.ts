@@ -1,13 +1,14 @@
 // HTTPS targets whose certificates a verifying client must refuse: self-signed, expired, and issued
 // for another name. Behind the TLS each is an honest little MCP server (2026-07-28 server/discover,
 // 2025-11-25 initialize), so a client that skips verification succeeds: the certificate is the only
-// fault. The certificates are minted in memory per process (hostile-certs.ts).
+// fault. The certificates are minted in memory per process (hostile-certs.ts, on certificates.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer } from 'node:https';
 import type { Socket } from 'node:net';
+import type { CertifiedKey } from '../certificates';
 import { LOOPBACK } from '../serve';
 import type { RunningTarget, TargetContext, TargetDefinition } from '../target';
-import { type CertifiedKey, type HostileCertificates, hostileCertificates } from './hostile-certs';
+import { type HostileCertificates, hostileCertificates } from './hostile-certs';
 
 /** The sim's CA certificate (PEM), which issued hostile-tls-expired and hostile-tls-wrong-name. */
 export function simCaCertificate(): string {

@@ -2,7 +2,7 @@
 // connection a test process opens — node:net, node:tls, node:http, undici, fetch, pg, NATS all end
 // in net.Socket.prototype.connect — is checked before it dials.
 //
-// - An address literal must be 127.0.0.0/8 or ::1 (IPv4-mapped forms too).
+// - An address literal must be loopback (isLoopbackAddress: 127.0.0.0/8, ::1, ::ffff:127.0.0.0/104).
 // - A host name must be one this machine resolves itself: localhost, *.localhost, or a name in
 //   /etc/hosts. It is resolved (by the caller's lookup) and every address it gives is checked
 //   before the connection is made. Any other name is refused before it is looked up, so not even
@@ -18,6 +18,7 @@
 import dns from 'node:dns';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
+import { isLoopbackAddress } from '@mcp-fleet/probe/loopback';
 import { afterAll, afterEach } from 'vitest';
 
 const GUARD = Symbol.for('mcp-fleet.loopback-guard');
@@ -28,18 +29,6 @@ interface GuardState {
 }
 
 type Holder = typeof globalThis & { [GUARD]?: GuardState };
-
-const loopback = new net.BlockList();
-loopback.addSubnet('127.0.0.0', 8, 'ipv4');
-loopback.addAddress('::1', 'ipv6');
-
-/** 127.0.0.0/8, ::1, and their IPv4-mapped forms. */
-export function isLoopbackAddress(raw: string): boolean {
-  const address = raw.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
-  const version = net.isIP(address);
-  if (version === 0) return false;
-  return loopback.check(address, version === 4 ? 'ipv4' : 'ipv6');
-}
 
 function namesFromHostsFile(): Set<string> {
   const names = new Set<string>();

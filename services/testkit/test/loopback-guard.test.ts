@@ -5,10 +5,11 @@ import dns from 'node:dns';
 import { createServer, get } from 'node:http';
 import { type AddressInfo, connect, createServer as createTcpServer } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
+import { handshake } from '@mcp-fleet/probe';
+import { isLoopbackAddress } from '@mcp-fleet/probe/loopback';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { handshake } from '../src';
-import { isLoopbackAddress, takeViolations } from './loopback-guard';
+import { takeViolations } from '../src/loopback-guard';
 
 /** The error a connection attempt ends in, and how long it took. */
 async function attempt(what: () => Promise<unknown>): Promise<{ err: unknown; ms: number }> {
