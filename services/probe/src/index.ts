@@ -32,7 +32,7 @@ export {
 } from './handshake';
 export { LOOKUP_MAX_REQUESTS, NOT_IDENTIFIED } from './lookup';
 export type { ServerInfo } from './opening';
-export { isPassing, OUTCOME_NAMES, OUTCOMES, type Outcome } from './outcomes';
+export { isPassing, OUTCOME_NAMES, OUTCOMES, type Outcome, PASSING_OUTCOMES } from './outcomes';
 export { displayUrl, redact, redactStrings, secretsOf } from './redact';
 export * from './revisions';
 export {

@@ -2,7 +2,7 @@
 // and the test's state in that region moves in the same transaction, era move included. A result
 // comes off the bus, a trust boundary: its test must be its server's (a detection's server must
 // exist), or nothing is written.
-import { compareRevisions, isRevision, type Revision, revisionInfo } from '@mcp-fleet/probe';
+import { compareRevisions, isPassing, isRevision, type Revision, revisionInfo } from '@mcp-fleet/probe';
 import { and, eq } from 'drizzle-orm';
 import type { Db } from './db';
 import { pgCode, UnknownRecordError, withoutParams } from './errors';
@@ -65,9 +65,6 @@ export type RecordRunAnswer =
       /** Whether the test was failing in the region before this run, and is after it (a stale run moves neither). */
       failing: { was: boolean; now: boolean };
     };
-
-/** Outcomes after which a test is not failing (a downgrade is reported, not failed). */
-const PASSING = new Set(['success', 'downgrade']);
 
 export function recordRun(db: Db, result: RunResult): Promise<RecordRunAnswer> {
   const { run } = result;
@@ -152,7 +149,7 @@ export function recordRun(db: Db, result: RunResult): Promise<RecordRunAnswer> {
       // What the test speaks now. A pinned test speaks its pin or fails: a failed pin's negotiated
       // revision is the server's counter-offer (its assertion's actual), not a move — as on the
       // agent, whose mcp_era_moves_total counts only newest-supported runs.
-      const failedPin = run.mode === 'pinned' && !PASSING.has(run.outcome);
+      const failedPin = run.mode === 'pinned' && !isPassing(run.outcome);
       const negotiated = isRevision(run.negotiated) && !failedPin ? run.negotiated : null;
       const current = stateRevision;
       // The first revision a test speaks is where it starts, not a move.
@@ -179,7 +176,7 @@ export function recordRun(db: Db, result: RunResult): Promise<RecordRunAnswer> {
         });
       }
 
-      const nowFailing = !PASSING.has(run.outcome);
+      const nowFailing = !isPassing(run.outcome);
       await tx
         .update(testStates)
         .set({
