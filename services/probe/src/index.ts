@@ -20,6 +20,7 @@ export {
   type RevisionDetection,
 } from './detect';
 export { DNS_LIMITS, type DnsLimits, DnsLookups, type Resolver, systemDns } from './dns';
+export { type EraMove, eraMove } from './era-move';
 export type { Evidence } from './evidence';
 export { defaultDispatcher, type Exchange, type ReachabilityFailure } from './exchange';
 export {

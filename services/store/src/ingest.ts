@@ -2,7 +2,7 @@
 // and the test's state in that region moves in the same transaction, era move included. A result
 // comes off the bus, a trust boundary: its test must be its server's (a detection's server must
 // exist), or nothing is written.
-import { compareRevisions, isPassing, isRevision, type Revision, revisionInfo } from '@mcp-fleet/probe';
+import { type EraMove, eraMove, isPassing, isRevision, type Revision } from '@mcp-fleet/probe';
 import { and, eq } from 'drizzle-orm';
 import type { Db } from './db';
 import { pgCode, UnknownRecordError, withoutParams } from './errors';
@@ -38,15 +38,6 @@ export interface RunResult {
   finishedAt: Date | string;
   traceId: string | null;
   run: RunReport;
-}
-
-export interface EraMove {
-  from: Revision;
-  to: Revision;
-  /** The test now speaks an older revision than before. */
-  downgrade: boolean;
-  /** The move crossed eras (legacy ↔ modern). */
-  eraChanged: boolean;
 }
 
 export type RecordRunAnswer =
@@ -152,26 +143,17 @@ export function recordRun(db: Db, result: RunResult): Promise<RecordRunAnswer> {
       const failedPin = run.mode === 'pinned' && !isPassing(run.outcome);
       const negotiated = isRevision(run.negotiated) && !failedPin ? run.negotiated : null;
       const current = stateRevision;
-      // The first revision a test speaks is where it starts, not a move.
-      const eraMove: EraMove | null =
-        negotiated && current && negotiated !== current
-          ? {
-              from: current,
-              to: negotiated,
-              downgrade: compareRevisions(negotiated, current) < 0,
-              eraChanged: revisionInfo(negotiated).era !== revisionInfo(current).era,
-            }
-          : null;
-      if (eraMove) {
+      const move = eraMove(current, negotiated);
+      if (move) {
         await tx.insert(eraMoves).values({
           serverId: result.serverId,
           testId: result.testId,
           region: result.region,
           runId,
-          fromRevision: eraMove.from,
-          toRevision: eraMove.to,
-          downgrade: eraMove.downgrade,
-          eraChanged: eraMove.eraChanged,
+          fromRevision: move.from,
+          toRevision: move.to,
+          downgrade: move.downgrade,
+          eraChanged: move.eraChanged,
           at: finishedAt,
         });
       }
@@ -193,7 +175,7 @@ export function recordRun(db: Db, result: RunResult): Promise<RecordRunAnswer> {
       return {
         duplicate: false,
         runId,
-        eraMove,
+        eraMove: move,
         stale: false,
         currentRevision: negotiated ?? current,
         ...told,
