@@ -21,10 +21,12 @@ import {
   getServer,
   getTest,
   getTestStates,
+  isRangeName,
   KeptCredentialsError,
   latestDetection,
   listActiveTests,
   listAgents,
+  RANGES,
   retireServer,
   retireTest,
   runsOfServer,
@@ -77,12 +79,6 @@ const Detect = z.strictObject({
 });
 
 const uuid = z.string().uuid();
-const RANGES: Record<string, number> = {
-  '1h': 3_600_000,
-  '24h': 86_400_000,
-  '7d': 7 * 86_400_000,
-  '30d': 30 * 86_400_000,
-};
 
 export function createApi(ctx: ApiContext): Router {
   const router = new Router();
@@ -323,7 +319,7 @@ export function createApi(ctx: ApiContext): Router {
       return { json: { moves: page.moves, next: page.next ? encodeCursor(page.next.at, page.next.id) : null } };
     })
     .on('GET', '/api/fleet/summary', async (req) => ({
-      json: await fleetSummary(ctx.db, { since: sinceParam(req.query) ?? new Date(Date.now() - RANGES['24h']!) }),
+      json: await fleetSummary(ctx.db, { since: sinceParam(req.query) ?? new Date(Date.now() - RANGES['24h'].ms) }),
     }))
     .on(
       'POST',
@@ -441,7 +437,7 @@ function flagParam(q: URLSearchParams, name: string): boolean {
 function sinceParam(q: URLSearchParams): Date | undefined {
   const raw = q.get('since') ?? q.get('range');
   if (raw === null) return undefined;
-  if (RANGES[raw]) return new Date(Date.now() - RANGES[raw]);
+  if (isRangeName(raw)) return new Date(Date.now() - RANGES[raw].ms);
   const d = new Date(raw);
   if (!storableTime(d)) throw new HttpError(400, 'since: an ISO time or one of 1h, 24h, 7d, 30d');
   return d;
