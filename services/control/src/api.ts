@@ -16,6 +16,8 @@ import {
   createTest,
   type Db,
   DuplicateNameError,
+  decodeCursor,
+  encodeCursor,
   eraMovesList,
   fleetSummary,
   getServer,
@@ -33,6 +35,7 @@ import {
   SecretKeyError,
   serverHasSpoken,
   serversOverview,
+  storableTime,
   updateServer,
 } from '@mcp-fleet/store';
 import { z } from 'zod';
@@ -294,8 +297,11 @@ export function createApi(ctx: ApiContext): Router {
       const server = await serverOr404(req.params.id!);
       const limit = intParam(req.query, 'limit', 50, 1, 500);
       const before = req.query.get('before');
-      const cursor = before ? decodeCursor(before) : undefined;
-      const page = await runsOfServer(ctx.db, server.id, { limit, before: cursor });
+      const cursor = before ? cursorParam(before) : undefined;
+      const page = await runsOfServer(ctx.db, server.id, {
+        limit,
+        before: cursor && { finishedAt: cursor.at, id: cursor.id },
+      });
       return { json: { runs: page.runs, next: page.next ? encodeCursor(page.next.finishedAt, page.next.id) : null } };
     })
     .on('GET', '/api/servers/:id/detection', async (req) => {
@@ -314,7 +320,7 @@ export function createApi(ctx: ApiContext): Router {
         serverId,
         region,
         limit: intParam(req.query, 'limit', 50, 1, 500),
-        before: before ? ((c) => ({ at: c.finishedAt, id: c.id }))(decodeCursor(before)) : undefined,
+        before: before ? cursorParam(before) : undefined,
       });
       return { json: { moves: page.moves, next: page.next ? encodeCursor(page.next.at, page.next.id) : null } };
     })
@@ -443,23 +449,11 @@ function sinceParam(q: URLSearchParams): Date | undefined {
   return d;
 }
 
-/** A time Postgres can compare with (years 1 to 9999; further out, its ISO form does not parse there). */
-function storableTime(d: Date): boolean {
-  const year = d.getUTCFullYear();
-  return !Number.isNaN(d.getTime()) && year >= 1 && year <= 9999;
-}
-
-function encodeCursor(at: Date, id: number): string {
-  return Buffer.from(`${at.toISOString()}|${id}`).toString('base64url');
-}
-
-function decodeCursor(text: string): { finishedAt: Date; id: number } {
-  const [at = '', id = ''] = Buffer.from(text, 'base64url').toString('utf8').split('|');
-  const finishedAt = new Date(at);
-  const n = Number(id);
-  if (!storableTime(finishedAt) || !Number.isSafeInteger(n) || n < 0)
-    throw new HttpError(400, 'before: not a cursor this API gave');
-  return { finishedAt, id: n };
+/** The keyset of a `before` cursor this API gave. */
+function cursorParam(text: string): { at: Date; id: number } {
+  const cursor = decodeCursor(text);
+  if (!cursor) throw new HttpError(400, 'before: not a cursor this API gave');
+  return cursor;
 }
 
 /** Why a retired server refuses a change, and what to do instead. */
