@@ -2,30 +2,34 @@
 // and the test's state in that region moves in the same transaction, era move included. A result
 // comes off the bus, a trust boundary: its test must be its server's (a detection's server must
 // exist), or nothing is written.
-import { type EraMove, eraMove, isPassing, isRevision, type Revision } from '@mcp-fleet/probe';
+import {
+  type Assertion,
+  type EraMove,
+  eraMove,
+  type HandshakeRun,
+  isPassing,
+  isRevision,
+  type Revision,
+} from '@mcp-fleet/probe';
 import { and, eq } from 'drizzle-orm';
 import type { Db } from './db';
 import { pgCode, UnknownRecordError, withoutParams } from './errors';
 import { detections, eraMoves, runs, servers, testStates, tests } from './schema';
 
+/** Run fields a validated bus result carries as plain strings (probe's HandshakeRun narrows them to its tables). */
+type ReportedAsText = 'requested' | 'negotiated' | 'previousRevision' | 'generation' | 'era';
+
 /**
- * What a handshake run reports: `HandshakeRun` from @mcp-fleet/probe fits, and so does the run of
- * a validated bus result (its revisions are plain strings there).
+ * What a handshake run reports, derived from probe's `HandshakeRun` so the shape is written once:
+ * a probe's run fits, and so does the run of a validated bus result (its strings widened here).
  */
-export interface RunReport {
-  mode: 'newest' | 'pinned';
-  requested: string | null;
-  negotiated: string | null;
-  previousRevision: string | null;
-  generation: string | null;
-  era: string | null;
+export type RunReport = Pick<HandshakeRun, 'mode' | 'message' | 'requests' | 'millis'> & {
+  [K in ReportedAsText]: string | null;
+} & {
   outcome: string;
-  message: string;
-  assertion: { name: string; expected: string; actual: string; message: string } | null;
+  assertion: (Omit<Assertion, 'name'> & { name: string }) | null;
   evidence: unknown;
-  requests: number;
-  millis: number;
-}
+};
 
 export interface RunResult {
   jobId: string;
