@@ -1,10 +1,16 @@
-// How long a message waits before it comes back after a nak: the one place both schedules live.
-// The queues' own schedule (a table, the last entry repeating) is what a bare `nak()` gets; the
-// doubling one is what the agent and control's ingest ask for when their work failed for now.
+// How long to wait before trying again: the one place the bus's schedules live. The queues' own
+// schedule (a table, the last entry repeating) is what a bare `nak()` gets; the doubling one is
+// what the agent and control's ingest ask for when their work failed for now, and what a pull
+// loop waits between attempts while NATS is away.
 
 /** The redelivery delay for a `nak()` without a delay: backs off with each redelivery. */
 export function nakBackoff(backoff: readonly number[], redeliveries: number): number {
   return backoff[Math.min(redeliveries, backoff.length - 1)] ?? 0;
+}
+
+/** `baseMs` doubled per earlier attempt (`attempt` 0 waits `baseMs`), never more than `maxMs`. */
+export function doublingDelayMs(baseMs: number, maxMs: number, attempt: number): number {
+  return Math.min(maxMs, baseMs * 2 ** attempt);
 }
 
 export const NAK_BASE_MS = 1_000;
@@ -15,6 +21,5 @@ export const NAK_MAX_MS = 30_000;
  * message is retried within a slot or two.
  */
 export function nakDelayMs(redeliveries: number): number {
-  const n = Math.max(0, Math.min(redeliveries, 20));
-  return Math.min(NAK_MAX_MS, NAK_BASE_MS * 2 ** n);
+  return doublingDelayMs(NAK_BASE_MS, NAK_MAX_MS, Math.max(0, Math.min(redeliveries, 20)));
 }
