@@ -1,3 +1,4 @@
+import { isPassing } from '@mcp-fleet/probe';
 import { eraOf, revisionColor } from '../lib/revisions';
 
 /** A revision as a coloured badge; none (a run that negotiated nothing, a test that never did) is a dash. */
@@ -17,6 +18,5 @@ export function RevisionBadge({ revision }: { revision: string | null | undefine
 
 export function OutcomeText({ outcome }: { outcome: string | null | undefined }) {
   if (!outcome) return <span className="muted">—</span>;
-  const passing = outcome === 'success' || outcome === 'downgrade';
-  return <span className={passing ? 'ok' : 'fail'}>{outcome}</span>;
+  return <span className={isPassing(outcome) ? 'ok' : 'fail'}>{outcome}</span>;
 }

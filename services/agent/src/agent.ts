@@ -10,6 +10,7 @@ import {
   type Delivery,
   type Job,
   type Logger,
+  nakDelayMs,
   ResultSchema,
   type Subscription,
 } from '@mcp-fleet/bus';
@@ -17,7 +18,6 @@ import { DEFAULT_SCHEMES, describeRanges, PUBLIC_ONLY, TargetPolicy, type Target
 import { type TracerProvider, trace } from '@opentelemetry/api';
 import type { Registry } from 'prom-client';
 import { DispatcherCache } from './address-policy';
-import { nakDelayMs } from './backoff';
 import { startHeartbeats } from './heartbeat';
 import { type AgentHttp, serveAgentHttp } from './http';
 import { type JobAnswer, runJob } from './job';

@@ -1,6 +1,7 @@
 // @mcp-fleet/agent: the regional probe agent, its metrics, its spans and how they are exported.
+
+export { nakDelayMs } from '@mcp-fleet/bus';
 export { type Agent, type AgentOptions, startAgent } from './agent';
-export { nakDelayMs } from './backoff';
 export { AgentMetrics, DURATION_BUCKETS, type JobResult, revisionLabel } from './metrics';
 export { FLEET_ATTR, MCP_ATTR, SPAN_NAMES, spanUrl } from './spans';
 export { startTracing, type Tracing, type TracingOptions, tracesUrl } from './tracing';

@@ -6,7 +6,7 @@
 // `negotiated_version`; `from_version`, `to_version`), and lower-case values.
 import { collectProcessMetrics, revisionLabel } from '@mcp-fleet/bus/metrics';
 import type { Detection, DetectionOutcome, HandshakeRun } from '@mcp-fleet/probe';
-import { REVISION_NAMES } from '@mcp-fleet/probe';
+import { eraMove, REVISION_NAMES } from '@mcp-fleet/probe';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export { revisionLabel };
@@ -127,13 +127,9 @@ export class AgentMetrics {
       outcome: run.outcome,
       region,
     });
-    if (run.previousRevision !== null) {
-      this.#eraMoves.inc({
-        from_version: revisionLabel(run.previousRevision),
-        to_version: revisionLabel(run.negotiated),
-        region,
-      });
-    }
+    const move = eraMove(run.previousRevision, run.negotiated);
+    if (move)
+      this.#eraMoves.inc({ from_version: revisionLabel(move.from), to_version: revisionLabel(move.to), region });
     if (run.outcome === 'downgrade') this.#downgrades.inc({ region });
     this.#duration.observe({ kind: 'handshake', region }, run.millis / 1000);
   }

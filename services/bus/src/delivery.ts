@@ -1,6 +1,8 @@
 // What both queues do around a handler: decode and validate before it runs (poison never reaches
 // it), let the first settle win, give a bare nak() the backoff, count and log terms once, and nak
 // a delivery whose handler threw.
+
+import { nakBackoff } from './backoff';
 import type { BusStats, Delivery, Handler } from './bus';
 import type { Logger } from './log';
 import {
@@ -12,7 +14,6 @@ import {
   type Result,
   ResultSchema,
 } from './messages';
-import { nakBackoff } from './options';
 
 export type Decoded<T> = { ok: true; value: T } | { ok: false; error: string };
 

@@ -1,4 +1,6 @@
 // @mcp-fleet/bus: the job and result messages and the queue they travel on.
+
+export { NAK_BASE_MS, NAK_MAX_MS, nakBackoff, nakDelayMs } from './backoff';
 export type { Bus, BusStats, ConsumeOptions, Delivery, Handler, Subscription } from './bus';
 export { createLogger, type Logger, REDACTED_PATHS } from './log';
 export { createMemoryBus, type MemoryBus, type MemoryBusOptions } from './memory';
@@ -27,4 +29,4 @@ export {
 } from './nats';
 export { type NatsNames, natsNames } from './nats-streams';
 export { busOptionsFromEnv, type OpenBusOptions, openBus } from './open';
-export { BUS_DEFAULTS, nakBackoff, type QueueOptions } from './options';
+export { BUS_DEFAULTS, type QueueOptions } from './options';

@@ -3,6 +3,7 @@
 // runs out. Errors (NATS restarting, the consumer gone) end the fetch; the loop re-opens the
 // consumer and pulls again, forever, until stopped.
 import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
+import { doublingDelayMs } from './backoff';
 import type { Handler, Subscription } from './bus';
 import {
   type Context,
@@ -113,7 +114,7 @@ export function pull<T>(opts: PullOptions<T>): Subscription {
           ctx.log.warn({ consumer: opts.consumer, error: (err as Error).message }, 'pulling failed; retrying');
         }
         failures++;
-        await pause(Math.min(RETRY_MIN_MS * 2 ** (failures - 1), RETRY_MAX_MS));
+        await pause(doublingDelayMs(RETRY_MIN_MS, RETRY_MAX_MS, failures - 1));
       } finally {
         batch = undefined;
       }

@@ -41,8 +41,3 @@ export function jobLimits(opts: QueueOptions): { maxAgeMs: number; maxPerRegion:
   const duplicateWindowMs = Math.min(opts.duplicateWindowMs ?? BUS_DEFAULTS.duplicateWindowMs, maxAgeMs);
   return { maxAgeMs, maxPerRegion, duplicateWindowMs };
 }
-
-/** The redelivery delay for a `nak()` without a delay: backs off with each redelivery. */
-export function nakBackoff(backoff: readonly number[], redeliveries: number): number {
-  return backoff[Math.min(redeliveries, backoff.length - 1)] ?? 0;
-}

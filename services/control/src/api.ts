@@ -16,21 +16,26 @@ import {
   createTest,
   type Db,
   DuplicateNameError,
+  decodeCursor,
+  encodeCursor,
   eraMovesList,
   fleetSummary,
   getServer,
   getTest,
   getTestStates,
+  isRangeName,
   KeptCredentialsError,
   latestDetection,
   listActiveTests,
   listAgents,
+  RANGES,
   retireServer,
   retireTest,
   runsOfServer,
   SecretKeyError,
   serverHasSpoken,
   serversOverview,
+  storableTime,
   updateServer,
 } from '@mcp-fleet/store';
 import { z } from 'zod';
@@ -77,12 +82,6 @@ const Detect = z.strictObject({
 });
 
 const uuid = z.string().uuid();
-const RANGES: Record<string, number> = {
-  '1h': 3_600_000,
-  '24h': 86_400_000,
-  '7d': 7 * 86_400_000,
-  '30d': 30 * 86_400_000,
-};
 
 export function createApi(ctx: ApiContext): Router {
   const router = new Router();
@@ -298,8 +297,11 @@ export function createApi(ctx: ApiContext): Router {
       const server = await serverOr404(req.params.id!);
       const limit = intParam(req.query, 'limit', 50, 1, 500);
       const before = req.query.get('before');
-      const cursor = before ? decodeCursor(before) : undefined;
-      const page = await runsOfServer(ctx.db, server.id, { limit, before: cursor });
+      const cursor = before ? cursorParam(before) : undefined;
+      const page = await runsOfServer(ctx.db, server.id, {
+        limit,
+        before: cursor && { finishedAt: cursor.at, id: cursor.id },
+      });
       return { json: { runs: page.runs, next: page.next ? encodeCursor(page.next.finishedAt, page.next.id) : null } };
     })
     .on('GET', '/api/servers/:id/detection', async (req) => {
@@ -318,12 +320,12 @@ export function createApi(ctx: ApiContext): Router {
         serverId,
         region,
         limit: intParam(req.query, 'limit', 50, 1, 500),
-        before: before ? ((c) => ({ at: c.finishedAt, id: c.id }))(decodeCursor(before)) : undefined,
+        before: before ? cursorParam(before) : undefined,
       });
       return { json: { moves: page.moves, next: page.next ? encodeCursor(page.next.at, page.next.id) : null } };
     })
     .on('GET', '/api/fleet/summary', async (req) => ({
-      json: await fleetSummary(ctx.db, { since: sinceParam(req.query) ?? new Date(Date.now() - RANGES['24h']!) }),
+      json: await fleetSummary(ctx.db, { since: sinceParam(req.query) ?? new Date(Date.now() - RANGES['24h'].ms) }),
     }))
     .on(
       'POST',
@@ -441,29 +443,17 @@ function flagParam(q: URLSearchParams, name: string): boolean {
 function sinceParam(q: URLSearchParams): Date | undefined {
   const raw = q.get('since') ?? q.get('range');
   if (raw === null) return undefined;
-  if (RANGES[raw]) return new Date(Date.now() - RANGES[raw]);
+  if (isRangeName(raw)) return new Date(Date.now() - RANGES[raw].ms);
   const d = new Date(raw);
   if (!storableTime(d)) throw new HttpError(400, 'since: an ISO time or one of 1h, 24h, 7d, 30d');
   return d;
 }
 
-/** A time Postgres can compare with (years 1 to 9999; further out, its ISO form does not parse there). */
-function storableTime(d: Date): boolean {
-  const year = d.getUTCFullYear();
-  return !Number.isNaN(d.getTime()) && year >= 1 && year <= 9999;
-}
-
-function encodeCursor(at: Date, id: number): string {
-  return Buffer.from(`${at.toISOString()}|${id}`).toString('base64url');
-}
-
-function decodeCursor(text: string): { finishedAt: Date; id: number } {
-  const [at = '', id = ''] = Buffer.from(text, 'base64url').toString('utf8').split('|');
-  const finishedAt = new Date(at);
-  const n = Number(id);
-  if (!storableTime(finishedAt) || !Number.isSafeInteger(n) || n < 0)
-    throw new HttpError(400, 'before: not a cursor this API gave');
-  return { finishedAt, id: n };
+/** The keyset of a `before` cursor this API gave. */
+function cursorParam(text: string): { at: Date; id: number } {
+  const cursor = decodeCursor(text);
+  if (!cursor) throw new HttpError(400, 'before: not a cursor this API gave');
+  return cursor;
 }
 
 /** Why a retired server refuses a change, and what to do instead. */

@@ -4,7 +4,7 @@
 // failing or recovering, a server created, revived (a retired name applied again) or retired. Only changes are told: a test that keeps
 // failing says so once, and a restart says nothing new (the state is in the database).
 import type { Result } from '@mcp-fleet/bus';
-import { type Revision, revisionInfo } from '@mcp-fleet/probe';
+import { type EraMove, revisionInfo } from '@mcp-fleet/probe';
 
 export type OperatorEvent =
   | 'era_move'
@@ -25,7 +25,7 @@ export interface EventLog {
 export interface RunChange {
   server: string;
   test: { mode: 'newest' | 'pinned'; pinnedRevision: string | null };
-  eraMove: { from: Revision; to: Revision; downgrade: boolean; eraChanged: boolean } | null;
+  eraMove: EraMove | null;
   failing: { was: boolean; now: boolean };
 }
 

@@ -6,7 +6,7 @@
 // that a detection's server exists), is rejected — terminated as poison, counted, never written and
 // never retried. A second result of a job (a redelivery, a publish retried, a job run twice: the bus
 // does not deduplicate results) writes nothing and is counted `duplicate`.
-import type { Bus, Delivery, Result, Subscription } from '@mcp-fleet/bus';
+import { type Bus, type Delivery, nakDelayMs, type Result, type Subscription } from '@mcp-fleet/bus';
 import { isRevision, type Revision } from '@mcp-fleet/probe';
 import { type EventLog, type RunChange, tellRun } from './events';
 import type { ControlMetrics } from './metrics';
@@ -157,6 +157,6 @@ async function ingestOne(d: Delivery<Result>, opts: IngestOptions): Promise<void
       { jobId: r.jobId, err: (err as Error).message, redeliveries: d.redeliveries },
       'ingest failed; the result waits in the bus',
     );
-    await d.nak(Math.min(30_000, 1_000 * 2 ** d.redeliveries));
+    await d.nak(nakDelayMs(d.redeliveries));
   }
 }

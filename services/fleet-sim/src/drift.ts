@@ -1,12 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { newestOf, orderRevisions, type Revision, revisionsOf } from '@mcp-fleet/probe';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import { openHttpSseSession } from './http-sse-server';
-import { MODERN_REVISION, orderRevisions, type Revision, SESSION_REVISIONS, SSE_REVISION } from './revisions';
 import { pathOf, type RequestBody, sendText, sessionIdOf } from './serve';
 import { StreamableSessions } from './sessions';
 import { SseSessions } from './sse-sessions';
 import { createV2Server, type V2Endpoint, v2Endpoint } from './v2';
+
+/** Revisions that open with POST `initialize` over Streamable HTTP. */
+const SESSION_REVISIONS = revisionsOf('sessions');
+/** The revision that opens with GET on an event stream. */
+const SSE_REVISION = newestOf('HTTP+SSE transport');
+/** The revision that opens with `server/discover`. */
+const MODERN_REVISION = newestOf('stateless');
 
 /** One way of speaking: a server built for a set of revisions, with the conversations it started. */
 interface Personality {

@@ -1,6 +1,6 @@
+import { newestKnown, orderRevisions, type Revision } from '@mcp-fleet/probe';
 import type { RequestRecord } from './request-log';
 import { RequestLog } from './request-log';
-import { newestOf, orderRevisions, type Revision } from './revisions';
 import { LOOPBACK } from './serve';
 import type { RunningTarget, SimTarget, TargetDefinition } from './target';
 import { bearer } from './targets/bearer';
@@ -155,7 +155,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
       description: definition.description,
       kind: definition.kind,
       supports,
-      newest: newestOf(supports),
+      newest: newestKnown(supports) ?? null,
     };
   };
 

@@ -7,6 +7,7 @@
 import { boundRun, excerpt } from './bounds';
 import { causeOf, causeSentence } from './cause';
 import { DEFAULT_TIMEOUT_MS, ProbeContext, type ProbeOptions } from './context';
+import { eraMove } from './era-move';
 import { type Evidence, evidenceOf, storable } from './evidence';
 import type { Exchange } from './exchange';
 import { type Lookup, lookup, NOT_IDENTIFIED } from './lookup';
@@ -131,14 +132,14 @@ class RunBuilder {
   succeed(negotiated: Revision, opening: Opening): HandshakeRun {
     const older = this.requested !== undefined && compareRevisions(negotiated, this.requested) < 0;
     const outcome: Outcome = older ? 'downgrade' : 'success';
-    const moved = this.current !== undefined && this.current !== negotiated;
-    const message = moved ? `now ${negotiated}, was ${this.current}` : OUTCOMES[outcome];
+    const move = eraMove(this.current, negotiated);
+    const message = move ? `now ${move.to}, was ${move.from}` : OUTCOMES[outcome];
     return this.#build({
       outcome,
       message: older ? `${message}; the server answered ${negotiated} to an offer of ${this.requested}` : message,
       negotiated,
       serverInfo: opening.serverInfo ?? null,
-      previousRevision: moved ? (this.current ?? null) : null,
+      previousRevision: move?.from ?? null,
     });
   }
 

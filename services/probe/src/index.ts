@@ -20,6 +20,7 @@ export {
   type RevisionDetection,
 } from './detect';
 export { DNS_LIMITS, type DnsLimits, DnsLookups, type Resolver, systemDns } from './dns';
+export { type EraMove, eraMove } from './era-move';
 export type { Evidence } from './evidence';
 export { defaultDispatcher, type Exchange, type ReachabilityFailure } from './exchange';
 export {
@@ -33,7 +34,7 @@ export {
 export { LOOKUP_MAX_REQUESTS, NOT_IDENTIFIED } from './lookup';
 export { isLoopbackAddress } from './loopback';
 export type { ServerInfo } from './opening';
-export { isPassing, OUTCOME_NAMES, OUTCOMES, type Outcome } from './outcomes';
+export { isPassing, OUTCOME_NAMES, OUTCOMES, type Outcome, PASSING_OUTCOMES } from './outcomes';
 export { displayUrl, redact, redactStrings, secretsOf } from './redact';
 export * from './revisions';
 export {

@@ -9,7 +9,7 @@ import { awaitEndpoint } from './openings/http-sse';
 import { deleteSession, openSessions } from './openings/sessions';
 import { openStateless } from './openings/stateless';
 import type { Outcome } from './outcomes';
-import { CURRENT_REVISION, isRevision, type Revision, revisionInfo } from './revisions';
+import { CURRENT_REVISION, isRevision, newestOf, type Revision, revisionInfo } from './revisions';
 
 export const LOOKUP_MAX_REQUESTS = 4;
 export const NOT_IDENTIFIED = 'the target did not identify itself as an MCP server';
@@ -36,7 +36,7 @@ async function search(ctx: ProbeContext): Promise<Omit<Lookup, 'requests'>> {
   const stop = ended(discover.decisive);
   if (stop) return stop;
 
-  const init = await openSessions(ctx, '2025-11-25', { complete: false });
+  const init = await openSessions(ctx, newestOf('sessions'), { complete: false });
   if (init.openSession) await deleteSession(ctx, init.answered ?? '', init.openSession);
   if (init.ok && isRevision(init.answered)) return foundIn(init);
   const stop2 = ended(init.decisive);
@@ -45,7 +45,7 @@ async function search(ctx: ProbeContext): Promise<Omit<Lookup, 'requests'>> {
   const wait = await awaitEndpoint(ctx);
   if (wait.ok) {
     wait.reader.close();
-    return { found: '2024-11-05', serverInfo: undefined, failure: undefined, decisive: wait.get };
+    return { found: newestOf('HTTP+SSE transport'), serverInfo: undefined, failure: undefined, decisive: wait.get };
   }
   return (
     ended(wait.get) ?? {

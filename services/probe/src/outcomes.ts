@@ -17,6 +17,8 @@ export type Outcome = keyof typeof OUTCOMES;
 export const OUTCOME_NAMES = Object.keys(OUTCOMES) as Outcome[];
 
 /** Outcomes that mean the server is speaking MCP fine (a downgrade is reported, not failed). */
+export const PASSING_OUTCOMES: readonly Outcome[] = ['success', 'downgrade'];
+
 export function isPassing(outcome: Outcome | string): boolean {
-  return outcome === 'success' || outcome === 'downgrade';
+  return PASSING_OUTCOMES.includes(outcome as Outcome);
 }

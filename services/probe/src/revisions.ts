@@ -77,6 +77,31 @@ export function revisionRank(revision: string): number {
   return REVISION_NAMES.indexOf(revision as Revision);
 }
 
+/** The revisions of one generation, oldest first. */
+export function revisionsOf(generation: Generation): Revision[] {
+  return REVISION_NAMES.filter((r) => revisionInfo(r).generation === generation);
+}
+
+/** The newest revision of a generation: the one a lookup offers when it tries that generation. */
+export function newestOf(generation: Generation): Revision {
+  const newest = revisionsOf(generation).at(-1);
+  if (!newest) throw new Error(`no protocol revision of the ${generation} generation`);
+  return newest;
+}
+
+/** Deduplicated, in table order (oldest → newest); throws on a string that is not a revision. */
+export function orderRevisions(revisions: readonly string[]): Revision[] {
+  for (const revision of revisions) {
+    if (!isRevision(revision)) throw new Error(`unknown protocol revision: ${revision}`);
+  }
+  return REVISION_NAMES.filter((revision) => revisions.includes(revision));
+}
+
+/** The era of a string that may be a revision; null for anything else (nothing recorded yet). */
+export function eraOf(revision: string | null | undefined): Era | null {
+  return isRevision(revision) ? revisionInfo(revision).era : null;
+}
+
 /** Negative when a is older than b; both must be known revisions. */
 export function compareRevisions(a: Revision, b: Revision): number {
   return revisionRank(a) - revisionRank(b);

@@ -4,6 +4,7 @@ export * from './agents';
 export * from './api-tokens';
 export * from './connect';
 export * from './credentials';
+export * from './cursor';
 export * from './data-age';
 export { assertDataDirFree, DataDirInUseError } from './data-dir-lock';
 export type { Db, Schema } from './db';

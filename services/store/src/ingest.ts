@@ -2,30 +2,34 @@
 // and the test's state in that region moves in the same transaction, era move included. A result
 // comes off the bus, a trust boundary: its test must be its server's (a detection's server must
 // exist), or nothing is written.
-import { compareRevisions, isRevision, type Revision, revisionInfo } from '@mcp-fleet/probe';
+import {
+  type Assertion,
+  type EraMove,
+  eraMove,
+  type HandshakeRun,
+  isPassing,
+  isRevision,
+  type Revision,
+} from '@mcp-fleet/probe';
 import { and, eq } from 'drizzle-orm';
 import type { Db } from './db';
 import { pgCode, UnknownRecordError, withoutParams } from './errors';
 import { detections, eraMoves, runs, servers, testStates, tests } from './schema';
 
+/** Run fields a validated bus result carries as plain strings (probe's HandshakeRun narrows them to its tables). */
+type ReportedAsText = 'requested' | 'negotiated' | 'previousRevision' | 'generation' | 'era';
+
 /**
- * What a handshake run reports: `HandshakeRun` from @mcp-fleet/probe fits, and so does the run of
- * a validated bus result (its revisions are plain strings there).
+ * What a handshake run reports, derived from probe's `HandshakeRun` so the shape is written once:
+ * a probe's run fits, and so does the run of a validated bus result (its strings widened here).
  */
-export interface RunReport {
-  mode: 'newest' | 'pinned';
-  requested: string | null;
-  negotiated: string | null;
-  previousRevision: string | null;
-  generation: string | null;
-  era: string | null;
+export type RunReport = Pick<HandshakeRun, 'mode' | 'message' | 'requests' | 'millis'> & {
+  [K in ReportedAsText]: string | null;
+} & {
   outcome: string;
-  message: string;
-  assertion: { name: string; expected: string; actual: string; message: string } | null;
+  assertion: (Omit<Assertion, 'name'> & { name: string }) | null;
   evidence: unknown;
-  requests: number;
-  millis: number;
-}
+};
 
 export interface RunResult {
   jobId: string;
@@ -38,15 +42,6 @@ export interface RunResult {
   finishedAt: Date | string;
   traceId: string | null;
   run: RunReport;
-}
-
-export interface EraMove {
-  from: Revision;
-  to: Revision;
-  /** The test now speaks an older revision than before. */
-  downgrade: boolean;
-  /** The move crossed eras (legacy ↔ modern). */
-  eraChanged: boolean;
 }
 
 export type RecordRunAnswer =
@@ -65,9 +60,6 @@ export type RecordRunAnswer =
       /** Whether the test was failing in the region before this run, and is after it (a stale run moves neither). */
       failing: { was: boolean; now: boolean };
     };
-
-/** Outcomes after which a test is not failing (a downgrade is reported, not failed). */
-const PASSING = new Set(['success', 'downgrade']);
 
 export function recordRun(db: Db, result: RunResult): Promise<RecordRunAnswer> {
   const { run } = result;
@@ -152,34 +144,25 @@ export function recordRun(db: Db, result: RunResult): Promise<RecordRunAnswer> {
       // What the test speaks now. A pinned test speaks its pin or fails: a failed pin's negotiated
       // revision is the server's counter-offer (its assertion's actual), not a move — as on the
       // agent, whose mcp_era_moves_total counts only newest-supported runs.
-      const failedPin = run.mode === 'pinned' && !PASSING.has(run.outcome);
+      const failedPin = run.mode === 'pinned' && !isPassing(run.outcome);
       const negotiated = isRevision(run.negotiated) && !failedPin ? run.negotiated : null;
       const current = stateRevision;
-      // The first revision a test speaks is where it starts, not a move.
-      const eraMove: EraMove | null =
-        negotiated && current && negotiated !== current
-          ? {
-              from: current,
-              to: negotiated,
-              downgrade: compareRevisions(negotiated, current) < 0,
-              eraChanged: revisionInfo(negotiated).era !== revisionInfo(current).era,
-            }
-          : null;
-      if (eraMove) {
+      const move = eraMove(current, negotiated);
+      if (move) {
         await tx.insert(eraMoves).values({
           serverId: result.serverId,
           testId: result.testId,
           region: result.region,
           runId,
-          fromRevision: eraMove.from,
-          toRevision: eraMove.to,
-          downgrade: eraMove.downgrade,
-          eraChanged: eraMove.eraChanged,
+          fromRevision: move.from,
+          toRevision: move.to,
+          downgrade: move.downgrade,
+          eraChanged: move.eraChanged,
           at: finishedAt,
         });
       }
 
-      const nowFailing = !PASSING.has(run.outcome);
+      const nowFailing = !isPassing(run.outcome);
       await tx
         .update(testStates)
         .set({
@@ -196,7 +179,7 @@ export function recordRun(db: Db, result: RunResult): Promise<RecordRunAnswer> {
       return {
         duplicate: false,
         runId,
-        eraMove,
+        eraMove: move,
         stale: false,
         currentRevision: negotiated ?? current,
         ...told,

@@ -1,6 +1,7 @@
 // A server's handshake latency by region over a range, from its own runs (the runs_server_finished
 // index bounds the read to this server and range).
-import { and, eq, gte, lt, sql } from 'drizzle-orm';
+import { PASSING_OUTCOMES } from '@mcp-fleet/probe';
+import { and, eq, gte, lt, notInArray, sql } from 'drizzle-orm';
 import type { Db } from './db';
 import { runs } from './schema';
 
@@ -26,7 +27,7 @@ export async function latencyByRegion(
       bucket: sql<number>`${bucket}`.mapWith(Number),
       region: runs.region,
       runs: sql<number>`count(*)`.mapWith(Number),
-      failed: sql<number>`count(*) filter (where ${runs.outcome} not in ('success', 'downgrade'))`.mapWith(Number),
+      failed: sql<number>`count(*) filter (where ${notInArray(runs.outcome, [...PASSING_OUTCOMES])})`.mapWith(Number),
       p50: sql<number>`percentile_cont(0.5) within group (order by ${runs.millis})`.mapWith(Number),
       p95: sql<number>`percentile_cont(0.95) within group (order by ${runs.millis})`.mapWith(Number),
     })

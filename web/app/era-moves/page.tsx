@@ -1,9 +1,8 @@
 // The on-call view: recent era moves and downgrades, newest first, each linking to its server and run.
-import { eraMovesList } from '@mcp-fleet/store';
+import { decodeCursor, encodeCursor, eraMovesList } from '@mcp-fleet/store';
 import Link from 'next/link';
 import { RevisionBadge } from '../../components/revision-badge';
 import { SelectFilter } from '../../components/select-filter';
-import { formatCursor, parseCursor } from '../../lib/cursor';
 import { getDb } from '../../lib/db';
 import { ago, utc } from '../../lib/format';
 import { param, pickRange, type SearchParams } from '../../lib/range';
@@ -20,7 +19,7 @@ export default async function EraMoves({ searchParams }: { searchParams: SearchP
   const region = param(params, 'region') ?? '';
   const kindParam = param(params, 'kind');
   const kind = kindParam === 'downgrade' || kindParam === 'era' ? kindParam : '';
-  const before = parseCursor(param(params, 'before'));
+  const before = decodeCursor(param(params, 'before'));
   const [list, regions] = await Promise.all([
     eraMovesList(db, {
       since: range.since,
@@ -111,7 +110,7 @@ export default async function EraMoves({ searchParams }: { searchParams: SearchP
         {before && <Link href={`/era-moves?${filterQuery}`}>Newest</Link>}
         {list.next && (
           <Link
-            href={`/era-moves?${new URLSearchParams([...filterQuery, ['before', formatCursor(list.next.at, list.next.id)]])}`}
+            href={`/era-moves?${new URLSearchParams([...filterQuery, ['before', encodeCursor(list.next.at, list.next.id)]])}`}
           >
             Older →
           </Link>

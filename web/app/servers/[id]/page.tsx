@@ -1,14 +1,22 @@
 // The page on-call lands on: what the server speaks where, its latest detection, its tests, its
 // latency by region and its run history with "now X, was Y" rows for moves. A retired server's
 // page stays (era moves and runs link to it), marked retired and read-only.
-import { getRun, getServer, latencyByRegion, latestDetection, runsOfServer, serversOverview } from '@mcp-fleet/store';
+import {
+  decodeCursor,
+  encodeCursor,
+  getRun,
+  getServer,
+  latencyByRegion,
+  latestDetection,
+  runsOfServer,
+  serversOverview,
+} from '@mcp-fleet/store';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
 import { DetectionCause, type DetectionEntry, DetectionTable } from '../../../components/detection-table';
 import { LatencyChart } from '../../../components/latency-chart';
 import { OutcomeText, RevisionBadge } from '../../../components/revision-badge';
 import { HEALTH_HINTS, HealthText, testName } from '../../../components/server-state';
-import { formatCursor, parseCursor } from '../../../lib/cursor';
 import { getDb } from '../../../lib/db';
 import { ago, utc } from '../../../lib/format';
 import { param, pickRange, type SearchParams } from '../../../lib/range';
@@ -41,7 +49,7 @@ export default async function ServerPage({
   const runParam = Number(param(query, 'run'));
   const focus = Number.isSafeInteger(runParam) ? await getRun(db, runParam) : null;
   const beforeParam = param(query, 'before');
-  const cursor = parseCursor(beforeParam);
+  const cursor = decodeCursor(beforeParam);
   const before =
     focus?.serverId === id
       ? { finishedAt: focus.finishedAt, id: focus.id + 1 }
@@ -310,7 +318,7 @@ export default async function ServerPage({
         <nav className="pager" aria-label="Run history pages">
           {before && <Link href={`/servers/${id}`}>Newest runs</Link>}
           {history.next && (
-            <Link href={`/servers/${id}?before=${formatCursor(history.next.finishedAt, history.next.id)}`}>
+            <Link href={`/servers/${id}?before=${encodeCursor(history.next.finishedAt, history.next.id)}`}>
               Older runs →
             </Link>
           )}
