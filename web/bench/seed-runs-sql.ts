@@ -1,11 +1,13 @@
 // The runs table in one statement: every run derived from its number and its test/region's plan row.
-import { REVISIONS } from '@mcp-fleet/probe';
+import { PASSING_OUTCOMES, REVISIONS } from '@mcp-fleet/probe';
 import { TIMEOUT_MS } from './seed-plan';
 
 export const sqlText = (s: string) => `'${s.replace(/'/g, "''")}'`;
 export const sqlArray = (xs: readonly string[]) => `array[${xs.map(sqlText).join(', ')}]::text[]`;
 export const REVS_SQL = sqlArray(REVISIONS.map((r) => r.revision));
 export const GENS_SQL = sqlArray(REVISIONS.map((r) => r.generation));
+/** `(…)` of the outcomes that pass (probe's rule), for `outcome [not] in` in the seed's SQL. */
+export const PASSING_SQL = `(${PASSING_OUTCOMES.map(sqlText).join(', ')})`;
 export const ERAS_SQL = sqlArray(REVISIONS.map((r) => r.era));
 export const OUTCOME_TEXT = {
   success: 'The handshake succeeded.',

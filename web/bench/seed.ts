@@ -35,7 +35,7 @@ import {
   type SeedOptions,
   TIMEOUT_MS,
 } from './seed-plan';
-import { ERAS_SQL, REVS_SQL, RUNS_SQL } from './seed-runs-sql';
+import { ERAS_SQL, PASSING_SQL, REVS_SQL, RUNS_SQL } from './seed-runs-sql';
 
 export { DEFAULT_DAYS, DEFAULT_REGIONS, type SeedOptions } from './seed-plan';
 
@@ -155,7 +155,7 @@ export async function seedFleet(databaseUrl: string, opts: SeedOptions): Promise
         `insert into test_states (test_id, region, current_revision, last_outcome, last_message, last_assertion,
            failing, last_run_id, last_run_at, last_scheduled_at)
          select t.test_id, t.region, coalesce(t.rev3, t.rev2, t.rev1, t.rev0), r.outcome, r.message, r.assertion,
-           r.outcome not in ('success', 'downgrade'), r.id, r.finished_at, r.scheduled_at
+           r.outcome not in ${PASSING_SQL}, r.id, r.finished_at, r.scheduled_at
          from seed_tr t join runs r on r.id = t.last_s::bigint * $1 + t.q + 1
          order by t.q`,
         [plan.Q],
@@ -222,7 +222,7 @@ export async function describeSeed(databaseUrl: string) {
         (select count(*) from detections)::int as detections,
         (select count(*) from test_states where failing)::int as failing_states,
         (select count(*) from runs where outcome = 'downgrade')::int as downgrades,
-        (select count(*) from runs where outcome not in ('success', 'downgrade'))::int as failed_runs,
+        (select count(*) from runs where outcome not in ${PASSING_SQL})::int as failed_runs,
         (select count(*) from test_states s where s.current_revision is distinct from (
            select m.to_revision from era_moves m
            where m.test_id = s.test_id and m.region = s.region order by m.at desc, m.id desc limit 1)
