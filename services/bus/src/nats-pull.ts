@@ -6,6 +6,7 @@ import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import { doublingDelayMs } from './backoff';
 import type { Handler, Subscription } from './bus';
 import {
+  assertConcurrency,
   type Context,
   type Decoded,
   makeDelivery,
@@ -35,9 +36,7 @@ export interface PullOptions<T> {
 
 export function pull<T>(opts: PullOptions<T>): Subscription {
   const { ctx, concurrency } = opts;
-  if (!Number.isInteger(concurrency) || concurrency < 1) {
-    throw new TypeError('concurrency is a whole number of at least 1');
-  }
+  assertConcurrency(concurrency);
   let stopped = false;
   let inFlight = 0;
   let batch: ConsumerMessages | undefined;
