@@ -153,7 +153,3 @@ export async function runHandler<T>(handler: Handler<T>, delivery: TrackedDelive
     if (!delivery.settled) await delivery.nak().catch(() => {});
   }
 }
-
-export function emptyStats(): BusStats {
-  return { poison: 0, dropped: 0, jobsPublished: 0, jobsDeduplicated: 0, resultsPublished: 0 };
-}
