@@ -20,13 +20,8 @@ export {
   SUBJECTS,
   subjects,
 } from './messages';
-export {
-  connectNatsBus,
-  type NatsBus,
-  type NatsBusOptions,
-  type NatsCredentials,
-  natsConnectionOptions,
-} from './nats';
+export { connectNatsBus, type NatsBus, type NatsBusOptions } from './nats';
+export { type NatsCredentials, natsConnectionOptions } from './nats-connect';
 export { type NatsNames, natsNames } from './nats-streams';
 export { busOptionsFromEnv, type OpenBusOptions, openBus } from './open';
 export { BUS_DEFAULTS, type QueueOptions } from './options';
