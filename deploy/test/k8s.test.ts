@@ -44,7 +44,7 @@ const READS: Record<Role, Record<string, string>> = {
     MCP_FLEET_RUN_RETENTION_DAYS: 'services/cli/src/args.ts',
     MCP_FLEET_NATS_NAMESPACE: BUS,
     ...busReads,
-    LOG_LEVEL: 'services/bus/src/log.ts',
+    LOG_LEVEL: 'services/log/src/log.ts',
     MCP_FLEET_ADMIN_TOKEN: 'services/control/src/auth.ts',
     MCP_FLEET_READ_TOKEN: 'services/control/src/auth.ts',
     MCP_FLEET_SECRET_KEY: 'services/store/src/credentials.ts',
@@ -58,7 +58,7 @@ const READS: Record<Role, Record<string, string>> = {
     OTEL_EXPORTER_OTLP_ENDPOINT: 'services/agent/src/tracing.ts',
     OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'services/agent/src/tracing.ts',
     OTEL_SDK_DISABLED: 'services/agent/src/tracing.ts',
-    LOG_LEVEL: 'services/bus/src/log.ts',
+    LOG_LEVEL: 'services/log/src/log.ts',
   },
   web: {
     PORT: 'web/serve.ts', // the dashboard's own server (web/bin/dashboard.js)

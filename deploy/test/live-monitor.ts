@@ -5,9 +5,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Agent, startAgent } from '@mcp-fleet/agent';
-import { createLogger, createMemoryBus } from '@mcp-fleet/bus';
+import { createMemoryBus } from '@mcp-fleet/bus';
 import { type Control, parseFleet, startControl } from '@mcp-fleet/control';
 import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
+import { createLogger } from '@mcp-fleet/log';
 import { openStore, type Store } from '@mcp-fleet/store';
 import { waitFor } from '@mcp-fleet/testkit';
 

@@ -4,16 +4,8 @@
 // knows about a test comes in the job — except where probes may go, which the job can only narrow:
 // the agent's own floor bounds every job. It serves /metrics and exports a span per probe.
 import { hostname } from 'node:os';
-import {
-  type Bus,
-  createLogger,
-  type Delivery,
-  type Job,
-  type Logger,
-  nakDelayMs,
-  ResultSchema,
-  type Subscription,
-} from '@mcp-fleet/bus';
+import { type Bus, type Delivery, type Job, nakDelayMs, ResultSchema, type Subscription } from '@mcp-fleet/bus';
+import { createLogger, type Logger } from '@mcp-fleet/log';
 import { DEFAULT_SCHEMES, describeRanges, PUBLIC_ONLY, TargetPolicy, type TargetPolicyRanges } from '@mcp-fleet/probe';
 import { type TracerProvider, trace } from '@opentelemetry/api';
 import type { Registry } from 'prom-client';

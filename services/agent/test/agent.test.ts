@@ -4,8 +4,9 @@
 
 import { randomBytes } from 'node:crypto';
 import { type AddressInfo, createServer as createTcpServer, type Server as TcpServer } from 'node:net';
-import { type Bus, createLogger, createMemoryBus, type Heartbeat, type MemoryBus, type Result } from '@mcp-fleet/bus';
+import { type Bus, createMemoryBus, type Heartbeat, type MemoryBus, type Result } from '@mcp-fleet/bus';
 import { SIM_BEARER_TOKEN, type Sim, startSim } from '@mcp-fleet/fleet-sim';
+import { createLogger } from '@mcp-fleet/log';
 import { type Recorder, startRecorder } from '@mcp-fleet/testkit';
 import type { TracerProvider } from '@opentelemetry/api';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';

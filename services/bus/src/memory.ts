@@ -4,6 +4,8 @@
 // redelivery after the ack wait, max deliveries, poison terminated before any handler sees it,
 // and the jobs stream's limits (a max age, a cap per region that discards the oldest).
 // Messages are stored serialized, as on the wire, and validated again when consumed.
+
+import { createLogger } from '@mcp-fleet/log';
 import type { Bus, ConsumeOptions, Handler, Subscription } from './bus';
 import {
   type Context,
@@ -18,7 +20,6 @@ import {
   type Settle,
   terminatePoison,
 } from './delivery';
-import { createLogger } from './log';
 import {
   assertRegion,
   encodeMessage,

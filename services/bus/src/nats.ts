@@ -2,6 +2,7 @@
 // Nats-Msg-Id = job id; results carry none, see publishResult), durable pull consumers shared by
 // the agents of a region, heartbeats on core NATS.
 import { readFileSync } from 'node:fs';
+import { createLogger, type Logger } from '@mcp-fleet/log';
 import { type Consumer, type JetStreamManager, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import {
   type ConnectionOptions,
@@ -13,7 +14,6 @@ import {
 } from '@nats-io/transport-node';
 import type { Bus, ConsumeOptions, Subscription } from './bus';
 import { type Context, decodeHeartbeat, decodeJob, decodeResult, emptyStats } from './delivery';
-import { createLogger, type Logger } from './log';
 import { assertRegion, encodeMessage, HeartbeatSchema, JobSchema, ResultSchema } from './messages';
 import { pull } from './nats-pull';
 import { isNotFound, type NatsNames, natsNames, upsertConsumer, upsertStream } from './nats-streams';

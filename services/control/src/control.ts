@@ -2,7 +2,8 @@
 // agents' heartbeats, prunes old runs, detections and silent agents, and serves the API and /metrics.
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Bus, Logger, Subscription } from '@mcp-fleet/bus';
+import type { Bus, Subscription } from '@mcp-fleet/bus';
+import type { Logger } from '@mcp-fleet/log';
 import {
   describeRanges,
   isRevision,

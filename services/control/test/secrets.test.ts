@@ -13,8 +13,9 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Agent, startAgent } from '@mcp-fleet/agent';
-import { type Bus, createLogger, createMemoryBus, type Job } from '@mcp-fleet/bus';
+import { type Bus, createMemoryBus, type Job } from '@mcp-fleet/bus';
 import { SIM_BEARER_TOKEN, type Sim, startSim } from '@mcp-fleet/fleet-sim';
+import { createLogger } from '@mcp-fleet/log';
 import { maskUrl } from '@mcp-fleet/probe';
 import {
   agents as agentsTable,

@@ -1,5 +1,6 @@
 import { startAgent, startTracing } from '@mcp-fleet/agent';
-import { busOptionsFromEnv, createLogger, openBus } from '@mcp-fleet/bus';
+import { busOptionsFromEnv, openBus } from '@mcp-fleet/bus';
+import { createLogger } from '@mcp-fleet/log';
 import { describeRanges } from '@mcp-fleet/probe';
 import { parse, positiveInt, secretEnv } from '../args';
 import { assertFree, inUse, type Listener } from '../in-use';

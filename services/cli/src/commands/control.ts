@@ -1,4 +1,4 @@
-import { busOptionsFromEnv, createLogger, openBus } from '@mcp-fleet/bus';
+import { busOptionsFromEnv, openBus } from '@mcp-fleet/bus';
 import {
   API_AUTH_HOW,
   type ApiAuth,
@@ -11,6 +11,7 @@ import {
   loadFleetFile,
   startControl,
 } from '@mcp-fleet/control';
+import { createLogger } from '@mcp-fleet/log';
 import { isLoopbackAddress } from '@mcp-fleet/probe';
 import { CredentialsUnreadableError, openStore, SecretKeyError } from '@mcp-fleet/store';
 import { parse, positiveInt, retentionDays, secretEnv } from '../args';

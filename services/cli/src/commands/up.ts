@@ -1,5 +1,5 @@
 import { type Agent, startAgent, startTracing, tracesUrl } from '@mcp-fleet/agent';
-import { type Bus, busOptionsFromEnv, createLogger, openBus } from '@mcp-fleet/bus';
+import { type Bus, busOptionsFromEnv, openBus } from '@mcp-fleet/bus';
 import {
   API_AUTH_HOW,
   AuthConfigError,
@@ -14,6 +14,7 @@ import {
   tokensFromEnv,
 } from '@mcp-fleet/control';
 import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
+import { createLogger } from '@mcp-fleet/log';
 import { describeRanges } from '@mcp-fleet/probe';
 import { CredentialsUnreadableError, openStore, SecretKeyError, type Store } from '@mcp-fleet/store';
 import type { Dashboard } from '@mcp-fleet/web';
