@@ -47,7 +47,7 @@ const READS: Record<Role, Record<string, string>> = {
     LOG_LEVEL: 'services/log/src/log.ts',
     MCP_FLEET_ADMIN_TOKEN: 'services/control/src/auth.ts',
     MCP_FLEET_READ_TOKEN: 'services/control/src/auth.ts',
-    MCP_FLEET_SECRET_KEY: 'services/store/src/credentials.ts',
+    MCP_FLEET_SECRET_KEY: 'services/auth/src/keyring.ts',
   },
   agent: {
     MCP_FLEET_REGION: 'services/cli/src/commands/agent.ts',
@@ -69,7 +69,7 @@ const READS: Record<Role, Record<string, string>> = {
     MCP_FLEET_API_TOKEN: 'web/lib/auth-core.ts',
     MCP_FLEET_WEB_PASSWORD: 'web/lib/auth-core.ts',
     MCP_FLEET_SESSION_KEY: 'web/lib/auth-core.ts',
-    MCP_FLEET_SECRET_KEY: 'services/store/src/credentials.ts',
+    MCP_FLEET_SECRET_KEY: 'services/auth/src/keyring.ts',
   },
 };
 /** Where each CLI subcommand declares its options. */

@@ -1,6 +1,8 @@
 // The management API (JSON) on MCP_FLEET_API_PORT, beside control's /metrics. Validation errors
 // are 400 with a message, unknown ids 404, changes to a retired server 409 (it stays readable);
 // a pinned test is run once before it is saved.
+
+import { SecretKeyError } from '@mcp-fleet/auth';
 import {
   detect,
   guardedDispatcher,
@@ -32,7 +34,6 @@ import {
   retireServer,
   retireTest,
   runsOfServer,
-  SecretKeyError,
   serverHasSpoken,
   serversOverview,
   storableTime,

@@ -2,6 +2,8 @@
 // agents' heartbeats, prunes old runs, detections and silent agents, and serves the API and /metrics.
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { CredentialsUnreadableError } from '@mcp-fleet/auth';
+import { requestRefusal } from '@mcp-fleet/auth/request-guard';
 import type { Bus, Subscription } from '@mcp-fleet/bus';
 import type { Logger } from '@mcp-fleet/log';
 import {
@@ -14,7 +16,6 @@ import {
   type TargetPolicyRanges,
 } from '@mcp-fleet/probe';
 import {
-  CredentialsUnreadableError,
   DEFAULT_RUN_RETENTION_DAYS,
   listActiveTests,
   listAgents,
@@ -27,7 +28,6 @@ import {
   serversOverview,
   upsertAgentHeartbeat,
 } from '@mcp-fleet/store';
-import { requestRefusal } from '@mcp-fleet/store/request-guard';
 import { createApi } from './api';
 import { type ApplyOptions, type ApplySummary, applyFleet } from './apply';
 import { API_AUTH_HOW, ApiAuth, assertSafeBind } from './auth';

@@ -13,27 +13,22 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Agent, startAgent } from '@mcp-fleet/agent';
+import { CredentialsUnreadableError, isSealed, Keyring, SecretKeyError, sealedBy, useKeyring } from '@mcp-fleet/auth';
 import { type Bus, createMemoryBus, type Job } from '@mcp-fleet/bus';
 import { SIM_BEARER_TOKEN, type Sim, startSim } from '@mcp-fleet/fleet-sim';
 import { createLogger } from '@mcp-fleet/log';
 import { maskUrl } from '@mcp-fleet/probe';
 import {
   agents as agentsTable,
-  CredentialsUnreadableError,
   createServer as createFleetServer,
   detections,
   eraMoves,
-  isSealed,
-  Keyring,
   openStore,
   runs,
-  SecretKeyError,
   type Store,
-  sealedBy,
   servers,
   testStates,
   tests as testsTable,
-  useKeyring,
 } from '@mcp-fleet/store';
 import { waitFor } from '@mcp-fleet/testkit';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';

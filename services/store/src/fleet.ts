@@ -3,8 +3,7 @@
 // (credentials.ts): the database only ever holds them encrypted. Callers of these functions see
 // header values in plaintext, `url` in its display form (credentials masked) and the whole URL,
 // to probe, as `target`.
-import { hasUrlCredentials, isRevision, type Revision } from '@mcp-fleet/probe';
-import { and, asc, desc, eq, inArray, isNotNull, isNull, sql } from 'drizzle-orm';
+
 import {
   CredentialsUnreadableError,
   currentKeyring,
@@ -17,7 +16,9 @@ import {
   sealHeaders,
   sealUrl,
   urlNeedsSeal,
-} from './credentials';
+} from '@mcp-fleet/auth';
+import { hasUrlCredentials, isRevision, type Revision } from '@mcp-fleet/probe';
+import { and, asc, desc, eq, inArray, isNotNull, isNull, sql } from 'drizzle-orm';
 import type { Db } from './db';
 import { DuplicateNameError, pgCode, withoutParams } from './errors';
 import { KeptCredentialsError, keptHeaders, keptUrl } from './kept-credentials';

@@ -1,3 +1,4 @@
+import { CredentialsUnreadableError, SecretKeyError } from '@mcp-fleet/auth';
 import { busOptionsFromEnv, openBus } from '@mcp-fleet/bus';
 import {
   API_AUTH_HOW,
@@ -13,7 +14,7 @@ import {
 } from '@mcp-fleet/control';
 import { createLogger } from '@mcp-fleet/log';
 import { isLoopbackAddress } from '@mcp-fleet/probe';
-import { CredentialsUnreadableError, openStore, SecretKeyError } from '@mcp-fleet/store';
+import { openStore } from '@mcp-fleet/store';
 import { parse, positiveInt, retentionDays, secretEnv } from '../args';
 import { embeddedDataDir } from '../data-dir';
 import { assertFree, InUseError, inUse, type Listener } from '../in-use';

@@ -21,10 +21,10 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { AuthConfigError, tokensFromEnv } from '@mcp-fleet/auth/api-tokens';
+import { generateSecretKey, parseSecretKey, SecretKeyError } from '@mcp-fleet/auth/keyring';
 // Light imports only (subpaths, no bus, control or database): this runs at every `docker compose up`.
 import { assertRegion } from '@mcp-fleet/bus/region';
-import { AuthConfigError, tokensFromEnv } from '@mcp-fleet/store/api-tokens';
-import { generateSecretKey, parseSecretKey, SecretKeyError } from '@mcp-fleet/store/credentials';
 import { webAuthFromEnv } from '@mcp-fleet/web/auth';
 import { EXIT, parseArgsError, UsageError } from '../usage';
 

@@ -1,4 +1,5 @@
 import { type Agent, startAgent, startTracing, tracesUrl } from '@mcp-fleet/agent';
+import { CredentialsUnreadableError, SecretKeyError } from '@mcp-fleet/auth';
 import { type Bus, busOptionsFromEnv, openBus } from '@mcp-fleet/bus';
 import {
   API_AUTH_HOW,
@@ -16,7 +17,7 @@ import {
 import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
 import { createLogger } from '@mcp-fleet/log';
 import { describeRanges } from '@mcp-fleet/probe';
-import { CredentialsUnreadableError, openStore, SecretKeyError, type Store } from '@mcp-fleet/store';
+import { openStore, type Store } from '@mcp-fleet/store';
 import type { Dashboard } from '@mcp-fleet/web';
 import { webAuthFromEnv } from '@mcp-fleet/web/auth';
 import { parse, positiveInt, retentionDays, secretEnv } from '../args';
