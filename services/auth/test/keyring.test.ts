@@ -21,7 +21,7 @@ const key = () => randomBytes(32);
 const ENVELOPE = /^mcpfleet:v1:[0-9a-f]{16}:[A-Za-z0-9_-]{16}:[A-Za-z0-9_-]{22}:[A-Za-z0-9_-]*$/;
 
 describe('the keyring', () => {
-  it('seals each value under a fresh IV in a versioned envelope naming the key, and opens it again', () => {
+  it('seals each value under a fresh IV in a versioned envelope naming the key, and unseals it again', () => {
     const k = key();
     const ring = new Keyring(k);
     const a = ring.seal('Bearer hunter2', 'ctx');
@@ -31,8 +31,8 @@ describe('the keyring', () => {
     expect(a).not.toContain('hunter2');
     expect(sealedBy(a)).toBe(keyId(k));
     expect(ring.id).toBe(keyId(k));
-    expect(ring.open(a, 'ctx')).toBe('Bearer hunter2');
-    expect(ring.open(ring.seal('', 'ctx'), 'ctx')).toBe('');
+    expect(ring.unseal(a, 'ctx')).toBe('Bearer hunter2');
+    expect(ring.unseal(ring.seal('', 'ctx'), 'ctx')).toBe('');
     expect(isSealed(a)).toBe(true);
     expect(isSealed('Bearer hunter2')).toBe(false);
   });
@@ -45,14 +45,14 @@ describe('the keyring', () => {
     const flip = (s: string) => (s[0] === 'A' ? `B${s.slice(1)}` : `A${s.slice(1)}`);
     for (const i of [3, 4, 5]) {
       const altered = parts.map((p, j) => (j === i ? flip(p) : p)).join(':');
-      expect(() => ring.open(altered, 'ctx')).toThrow(CredentialsUnreadableError);
+      expect(() => ring.unseal(altered, 'ctx')).toThrow(CredentialsUnreadableError);
     }
-    expect(() => ring.open(sealed, 'other')).toThrow(/does not authenticate/);
+    expect(() => ring.unseal(sealed, 'other')).toThrow(/does not authenticate/);
     const other = new Keyring(key());
-    expect(() => other.open(sealed, 'ctx')).toThrow(`sealed under key ${ring.id}, which is neither`);
-    // A previous key opens what it sealed; the current one seals.
+    expect(() => other.unseal(sealed, 'ctx')).toThrow(`sealed under key ${ring.id}, which is neither`);
+    // A previous key unseals what it sealed; the current one seals.
     const rotated = new Keyring(key(), { previous: [k] });
-    expect(rotated.open(sealed, 'ctx')).toBe('Bearer hunter2');
+    expect(rotated.unseal(sealed, 'ctx')).toBe('Bearer hunter2');
     expect(rotated.isCurrent(sealed)).toBe(false);
     expect(sealedBy(rotated.seal('x', 'ctx'))).toBe(rotated.id);
   });
@@ -117,7 +117,7 @@ describe('where the key comes from', () => {
     expect(logs.join('\n')).not.toContain(readFileSync(path, 'utf8').trim());
     // The same key next time.
     expect(loadKeyring({ env: {}, embeddedKeyFile: path })!.id).toBe(first.id);
-    // An explicit key takes over; what the generated one sealed still opens.
+    // An explicit key takes over; what the generated one sealed still unseals.
     const k = key();
     const explicit = loadKeyring({ env: { MCP_FLEET_SECRET_KEY: k.toString('hex') }, embeddedKeyFile: path })!;
     expect(explicit.ids).toEqual([keyId(k), first.id]);

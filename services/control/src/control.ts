@@ -321,7 +321,7 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
  * At start, every stored credential goes under the current key (plaintext rows from before
  * encryption, rows sealed under MCP_FLEET_SECRET_KEY_PREVIOUS). Refuses to start when there is no
  * key but stored credentials (SecretKeyError), or when an active server's credentials cannot be
- * opened (CredentialsUnreadableError): a wrong key would otherwise fail every probe quietly.
+ * unsealed (CredentialsUnreadableError): a wrong key would otherwise fail every probe quietly.
  */
 async function sealCredentials(store: Store, log: Logger): Promise<void> {
   const report = await sealStoredCredentials(store.db);

@@ -554,7 +554,7 @@ describe('control and the secret key', () => {
     expect(keyLines.some((l) => l.includes('stored credentials sealed under the current key'))).toBe(true);
     const [row] = await keyStore.db.select({ headers: servers.headers }).from(servers);
     expect(sealedBy(row!.headers.Authorization!)).toBe(rotated.id);
-    // Now the new key alone opens everything.
+    // Now the new key alone unseals everything.
     useKeyring(new Keyring(newKey));
     await (await start()).stop();
   });

@@ -84,7 +84,7 @@ describe.each(BACKENDS)('stored credentials on %s', (_name, make) => {
     expect(t).toMatchObject({ headers: s.headers, credentialsError: null });
   });
 
-  it('stay on their origin: a URL moved elsewhere drops them unless given again, and a moved seal does not open', async () => {
+  it('stay on their origin: a URL moved elsewhere drops them unless given again, and a moved seal does not unseal', async () => {
     const s = await make1({ Authorization: 'Bearer planted-3' });
     const before = await raw(s.id);
     // Same origin: the seal stays.
@@ -160,16 +160,16 @@ describe.each(BACKENDS)('stored credentials on %s', (_name, make) => {
     expect((await sealStoredCredentials(store.db)).resealed).toEqual([]);
   });
 
-  it('move to a new key: the previous one still opens, and start re-seals everything under the new one', async () => {
+  it('move to a new key: the previous one still unseals, and start re-seals everything under the new one', async () => {
     const a = key();
     const b = key();
     useKeyring(ringOf(a));
     const s = await make1({ Authorization: 'Bearer rotate-planted' });
     expect(sealedBy((await raw(s.id)).Authorization!)).toBe(keyId(a));
-    // B alone cannot open it.
+    // B alone cannot unseal it.
     useKeyring(ringOf(b));
     await expect(getServer(store.db, s.id)).rejects.toThrow(`sealed under key ${keyId(a)}`);
-    // B with A as previous opens it, and start seals it under B.
+    // B with A as previous unseals it, and start seals it under B.
     useKeyring(ringOf(b, [a]));
     expect((await getServer(store.db, s.id))!.headers).toEqual({ Authorization: 'Bearer rotate-planted' });
     const report = await sealStoredCredentials(store.db);
@@ -222,7 +222,7 @@ describe.each(BACKENDS)('a URL with credentials on %s', (_name, make) => {
   const make1 = (url: string, headers: Record<string, string> = {}) =>
     createServer(store.db, { name: name(), url, headers, intervalMs: 60_000, timeoutMs: 10_000 });
 
-  it('is stored masked, sealed whole beside it, and opened as the target a probe goes to', async () => {
+  it('is stored masked, sealed whole beside it, and unsealed as the target a probe goes to', async () => {
     const s = await make1(FULL, { Authorization: 'Bearer h-planted' });
     expect(s).toMatchObject({ url: SHOWN, target: FULL });
     const text = await rowText(s.id);
@@ -269,7 +269,7 @@ describe.each(BACKENDS)('a URL with credentials on %s', (_name, make) => {
     await expect(make1(SHOWN)).rejects.toThrow(/nothing is stored here: give the value itself/);
   });
 
-  it('written in the clear before is read as it is, and sealed at start; a seal moved to another host does not open', async () => {
+  it('written in the clear before is read as it is, and sealed at start; a seal moved to another host does not unseal', async () => {
     const s = await make1('https://127.0.0.1:8443/mcp');
     await store.db.update(servers).set({ url: FULL }).where(eq(servers.id, s.id));
     expect((await getServer(store.db, s.id))!.target).toBe(FULL);

@@ -181,7 +181,7 @@ export async function secretsCommand(args: string[], out: (s: string) => void): 
     }
   }
   // A new key from the environment must not strand what the old one sealed: the old key keeps
-  // opening (MCP_FLEET_SECRET_KEY_PREVIOUS) and control re-seals everything under the new one.
+  // unsealing (MCP_FLEET_SECRET_KEY_PREVIOUS) and control re-seals everything under the new one.
   const previous = (env.MCP_FLEET_SECRET_KEY_PREVIOUS || readSecret(join(dir, 'MCP_FLEET_SECRET_KEY_PREVIOUS')) || '')
     .split(',')
     .map((k) => k.trim())
