@@ -58,7 +58,14 @@ export async function startLiveMonitor(
   const agents = await Promise.all(
     REGIONS.map((region) =>
       // The sim is on loopback: an agent's own floor is public addresses only unless told.
-      startAgent({ bus, region, log, metricsPort: 0, heartbeatMs: 500, floor: { allow: ['127.0.0.0/8'], deny: [] } }),
+      startAgent({
+        bus,
+        region,
+        log,
+        metricsPort: 0,
+        heartbeatMs: 500,
+        probeFloor: { allow: ['127.0.0.0/8'], deny: [] },
+      }),
     ),
   );
   await waitFor(

@@ -144,7 +144,7 @@ const agent = await startAgent({
   log: quiet,
   heartbeatMs: 60_000,
   processMetrics: false,
-  floor: LOOPBACK_FLOOR,
+  probeFloor: LOOPBACK_FLOOR,
 });
 
 const healthyTimer = setInterval(() => {

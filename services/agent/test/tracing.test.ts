@@ -28,7 +28,7 @@ async function runOne(): Promise<Result> {
     },
     { concurrency: 1 },
   );
-  const agent = await startAgent({ bus, region: REGION, log, metricsPort: null, floor: LOOPBACK_FLOOR });
+  const agent = await startAgent({ bus, region: REGION, log, metricsPort: null, probeFloor: LOOPBACK_FLOOR });
   const job = makeJob({ url: sim.target('modern').url, currentRevision: '2026-07-28' });
   await bus.publishJob(job);
   const result = await waitFor('the result', () => results[0]);

@@ -292,7 +292,7 @@ beforeAll(async () => {
         metricsPort: 0,
         heartbeatMs: 500,
         processMetrics: false,
-        floor: LOOPBACK_FLOOR,
+        probeFloor: LOOPBACK_FLOOR,
       }),
     ),
   );

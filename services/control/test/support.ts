@@ -113,7 +113,7 @@ export async function startMonitor(
               metricsPort: null,
               processMetrics: false,
               heartbeatMs: 500,
-              floor: LOOPBACK_FLOOR,
+              probeFloor: LOOPBACK_FLOOR,
             }),
           ),
         );

@@ -94,7 +94,7 @@ async function childMain(role: string, args: string[]): Promise<void> {
     processMetrics: false,
     stopGraceMs: 5_000,
     log,
-    floor: LOOPBACK_FLOOR,
+    probeFloor: LOOPBACK_FLOOR,
   });
   let stopping: Promise<void> | undefined;
   const stop = () => {
@@ -335,7 +335,7 @@ async function runPass(cfg: Config, fleet: Child, urls: readonly string[], admin
         processMetrics: false,
         stopGraceMs: 5_000,
         log: benchLogger('agent'),
-        floor: LOOPBACK_FLOOR,
+        probeFloor: LOOPBACK_FLOOR,
       });
     } else {
       for (let i = 0; i < cfg.agentProcs; i++) {

@@ -68,7 +68,7 @@ export async function agentCommand(args: string[], out: (s: string) => void): Pr
   const tracing = startTracing({ serviceName: 'mcp-fleet-agent' });
   let agent: Awaited<ReturnType<typeof startAgent>>;
   try {
-    agent = await startAgent({ bus, region, log, concurrency, metricsPort, host, ackWaitMs, floor });
+    agent = await startAgent({ bus, region, log, concurrency, metricsPort, host, ackWaitMs, probeFloor: floor });
   } catch (err) {
     const taken = inUse(err, listeners);
     if (!taken) throw err;

@@ -157,7 +157,7 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
     // On the first start the clock begins now, with the demo's servers just created.
     if (sim) stopDrift = playDemoDrift(sim, (await demoEpoch(store.db)) ?? new Date(), demoCycleMs);
     for (const [i, region] of fleet.regions.entries())
-      running.agents.push(await startAgent({ bus, region, metricsPort: agentPort + i, log, floor }));
+      running.agents.push(await startAgent({ bus, region, metricsPort: agentPort + i, log, probeFloor: floor }));
     if (!values['no-dashboard']) {
       // Loaded only here: Next.js takes seconds to import, which no other verb should pay.
       const { startDashboard } = await import('@mcp-fleet/web');
