@@ -44,10 +44,10 @@ const READS: Record<Role, Record<string, string>> = {
     MCP_FLEET_RUN_RETENTION_DAYS: 'services/cli/src/args.ts',
     MCP_FLEET_NATS_NAMESPACE: BUS,
     ...busReads,
-    LOG_LEVEL: 'services/bus/src/log.ts',
+    LOG_LEVEL: 'services/log/src/log.ts',
     MCP_FLEET_ADMIN_TOKEN: 'services/control/src/auth.ts',
     MCP_FLEET_READ_TOKEN: 'services/control/src/auth.ts',
-    MCP_FLEET_SECRET_KEY: 'services/store/src/credentials.ts',
+    MCP_FLEET_SECRET_KEY: 'services/auth/src/keyring.ts',
   },
   agent: {
     MCP_FLEET_REGION: 'services/cli/src/commands/agent.ts',
@@ -58,7 +58,7 @@ const READS: Record<Role, Record<string, string>> = {
     OTEL_EXPORTER_OTLP_ENDPOINT: 'services/agent/src/tracing.ts',
     OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'services/agent/src/tracing.ts',
     OTEL_SDK_DISABLED: 'services/agent/src/tracing.ts',
-    LOG_LEVEL: 'services/bus/src/log.ts',
+    LOG_LEVEL: 'services/log/src/log.ts',
   },
   web: {
     PORT: 'web/serve.ts', // the dashboard's own server (web/bin/dashboard.js)
@@ -69,7 +69,7 @@ const READS: Record<Role, Record<string, string>> = {
     MCP_FLEET_API_TOKEN: 'web/lib/auth-core.ts',
     MCP_FLEET_WEB_PASSWORD: 'web/lib/auth-core.ts',
     MCP_FLEET_SESSION_KEY: 'web/lib/auth-core.ts',
-    MCP_FLEET_SECRET_KEY: 'services/store/src/credentials.ts',
+    MCP_FLEET_SECRET_KEY: 'services/auth/src/keyring.ts',
   },
 };
 /** Where each CLI subcommand declares its options. */

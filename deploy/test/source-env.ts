@@ -1,7 +1,7 @@
 // The environment variables our code reads, found in its source: deploy files may set only these.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { SECRET_FILE_VARIABLES } from '@mcp-fleet/store/api-tokens';
+import { SECRET_FILE_VARIABLES } from '@mcp-fleet/auth/api-tokens';
 
 export const REPO = join(import.meta.dirname, '..', '..');
 

@@ -13,8 +13,8 @@
 // (or a random key made when the process starts) and the credentials, so changing a password ends
 // the sessions it opened.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { AuthConfigError, type Scope, SecretSet, tokensFromEnv, withSecretFiles } from '@mcp-fleet/store/api-tokens';
-import { allowedHostsFromEnv, type HeaderSource, requestRefusal } from '@mcp-fleet/store/request-guard';
+import { AuthConfigError, type Scope, SecretSet, tokensFromEnv, withSecretFiles } from '@mcp-fleet/auth/api-tokens';
+import { allowedHostsFromEnv, type HeaderSource, requestRefusal } from '@mcp-fleet/auth/request-guard';
 
 export { AuthConfigError, type Scope };
 export interface Session {

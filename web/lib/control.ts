@@ -1,7 +1,7 @@
 // Control's API, for the changes the dashboard makes: the control plane owns the fleet, its
 // target policy and the rule that a pinned test is run once before it is saved.
 import 'server-only';
-import { secretFromEnv } from '@mcp-fleet/store/api-tokens';
+import { secretFromEnv } from '@mcp-fleet/auth/api-tokens';
 import { shared } from './shared';
 
 export function apiUrl(): string {

@@ -2,9 +2,9 @@
 // it), let the first settle win, give a bare nak() the backoff, count and log terms and drops once,
 // and nak a delivery whose handler threw.
 
+import { createLogger, type Logger } from '@mcp-fleet/log';
 import { nakBackoff } from './backoff';
 import type { BusStats, Delivery, Handler } from './bus';
-import { createLogger, type Logger } from './log';
 import {
   type Heartbeat,
   HeartbeatSchema,

@@ -2,7 +2,6 @@
 
 export { NAK_BASE_MS, NAK_MAX_MS, nakBackoff, nakDelayMs } from './backoff';
 export type { Bus, BusStats, ConsumeOptions, Delivery, Handler, Subscription } from './bus';
-export { createLogger, type Logger, REDACTED_PATHS } from './log';
 export { createMemoryBus, type MemoryBus, type MemoryBusOptions } from './memory';
 export {
   assertRegion,

@@ -1,8 +1,9 @@
 // Whether the connection to NATS is up, and requests that know it: one sent while NATS is away
 // waits for it to come back (briefly), one in flight when it goes fails at once, so its caller can
 // retry instead of waiting out the client's timeout.
+
+import type { Logger } from '@mcp-fleet/log';
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { Logger } from './log';
 
 /** Server URLs in logs lose any user:password@. */
 const withoutUserInfo = (url: string) => url.replace(/\/\/[^@/]*@/, '//');

@@ -6,11 +6,12 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createLogger } from '@mcp-fleet/log';
 import { NATS_SERVER_BIN, type NatsServer, startNatsServer } from '@mcp-fleet/testkit';
 import { encodeAccount, encodeOperator, encodeUser, fmtCreds } from '@nats-io/jwt';
 import { createAccount, createOperator, createUser } from '@nats-io/nkeys';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Bus, busOptionsFromEnv, createLogger, openBus } from '../src';
+import { type Bus, busOptionsFromEnv, openBus } from '../src';
 import { roundTrip } from './fixtures';
 
 const log = createLogger('test', 'silent');

@@ -1,6 +1,8 @@
 // Choosing the queue from the environment, and the logger's redaction of credentials.
+
+import { createLogger } from '@mcp-fleet/log';
 import { describe, expect, it } from 'vitest';
-import { busOptionsFromEnv, createLogger, openBus } from '../src';
+import { busOptionsFromEnv, openBus } from '../src';
 
 describe('busOptionsFromEnv', () => {
   it('reads the NATS variables, ignoring empty ones', () => {

@@ -7,10 +7,11 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createLogger } from '@mcp-fleet/log';
 import { makeTestCa, NATS_SERVER_BIN, type NatsServer, startNatsServer, type TestCa } from '@mcp-fleet/testkit';
 import { connect } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { busOptionsFromEnv, createLogger, natsConnectionOptions, openBus } from '../src';
+import { busOptionsFromEnv, natsConnectionOptions, openBus } from '../src';
 import { roundTrip } from './fixtures';
 
 const runnable = existsSync(NATS_SERVER_BIN);

@@ -2,8 +2,8 @@
 // request guard, then the token), then to its route.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Logger } from '@mcp-fleet/bus';
-import { requestRefusal } from '@mcp-fleet/store/request-guard';
+import { requestRefusal } from '@mcp-fleet/auth/request-guard';
+import type { Logger } from '@mcp-fleet/log';
 import type { ApiAuth } from './auth';
 import type { Router } from './http';
 
@@ -25,7 +25,7 @@ export interface ApiServer {
 /** Listening when it resolves; a port in use rejects. */
 export async function serveApi(opts: ApiServerOptions): Promise<ApiServer> {
   const { router, auth, log } = opts;
-  // What a browser may ask, before the token (store's request-guard, the dashboard's rules too):
+  // What a browser may ask, before the token (auth's request-guard, the dashboard's rules too):
   // with auth off, only Host names that cannot be rebound (whatever the bind address); with auth
   // on or off, no write from another site's page.
   const guard = { authEnabled: auth.enabled, allowedHosts: opts.allowedHosts };

@@ -1,15 +1,10 @@
 // The control plane on one process: applies the fleet, schedules jobs, ingests results, records
 // agents' heartbeats, prunes old runs, detections and silent agents, and serves the API and /metrics.
-import type { Bus, Logger } from '@mcp-fleet/bus';
+import { CredentialsUnreadableError } from '@mcp-fleet/auth';
+import type { Bus } from '@mcp-fleet/bus';
+import type { Logger } from '@mcp-fleet/log';
 import { describeRanges, PUBLIC_ONLY, TargetPolicy, type TargetPolicyRanges } from '@mcp-fleet/probe';
-import {
-  CredentialsUnreadableError,
-  type Db,
-  recordDetection,
-  recordRun,
-  type Store,
-  sealStoredCredentials,
-} from '@mcp-fleet/store';
+import { type Db, recordDetection, recordRun, type Store, sealStoredCredentials } from '@mcp-fleet/store';
 import { createApi } from './api';
 import { serveApi } from './api-server';
 import { type ApplyOptions, type ApplySummary, applyFleet } from './apply';
@@ -193,7 +188,7 @@ async function applyAndAdopt(
  * At start, every stored credential goes under the current key (plaintext rows from before
  * encryption, rows sealed under MCP_FLEET_SECRET_KEY_PREVIOUS). Refuses to start when there is no
  * key but stored credentials (SecretKeyError), or when an active server's credentials cannot be
- * opened (CredentialsUnreadableError): a wrong key would otherwise fail every probe quietly.
+ * unsealed (CredentialsUnreadableError): a wrong key would otherwise fail every probe quietly.
  */
 async function sealCredentials(store: Store, log: Logger): Promise<void> {
   const report = await sealStoredCredentials(store.db);

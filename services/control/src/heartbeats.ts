@@ -1,6 +1,7 @@
 // Agents' heartbeats, recorded as they come: /api/agents and the agents-seen gauge read them, and
 // retention forgets an agent by when control last heard it.
-import type { Bus, Logger, Subscription } from '@mcp-fleet/bus';
+import type { Bus, Subscription } from '@mcp-fleet/bus';
+import type { Logger } from '@mcp-fleet/log';
 import { type Db, upsertAgentHeartbeat } from '@mcp-fleet/store';
 
 export function recordHeartbeats(bus: Bus, db: Db, log: Logger): Subscription {

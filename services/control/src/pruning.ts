@@ -1,6 +1,6 @@
 // Old history pruned at start and every hour: runs and detections by when control received them,
 // agents by when control last heard them (store's retention.ts).
-import type { Logger } from '@mcp-fleet/bus';
+import type { Logger } from '@mcp-fleet/log';
 import { type Db, DEFAULT_RUN_RETENTION_DAYS, pruneHistory, retentionCutoffs } from '@mcp-fleet/store';
 
 const PRUNE_EVERY_MS = 3_600_000;

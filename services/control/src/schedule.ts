@@ -1,7 +1,8 @@
 // What control schedules: every active test in each of its regions (and a server's detection
 // where asked), read from the database into the Scheduler's entries. Read again after every change
 // to the fleet and every 30 s (a change made by another control, or by hand, is picked up too).
-import type { Bus, Logger } from '@mcp-fleet/bus';
+import type { Bus } from '@mcp-fleet/bus';
+import type { Logger } from '@mcp-fleet/log';
 import { isRevision, type Revision } from '@mcp-fleet/probe';
 import { type ActiveTest, type Db, listActiveTests } from '@mcp-fleet/store';
 import type { ControlMetrics } from './metrics';

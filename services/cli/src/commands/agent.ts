@@ -1,5 +1,6 @@
 import { startAgent, startTracing } from '@mcp-fleet/agent';
-import { busOptionsFromEnv, createLogger, openBus } from '@mcp-fleet/bus';
+import { busOptionsFromEnv, openBus } from '@mcp-fleet/bus';
+import { createLogger } from '@mcp-fleet/log';
 import { describeRanges } from '@mcp-fleet/probe';
 import { parse, positiveInt, secretEnv } from '../args';
 import { assertFree, inUse, type Listener } from '../in-use';
@@ -67,7 +68,7 @@ export async function agentCommand(args: string[], out: (s: string) => void): Pr
   const tracing = startTracing({ serviceName: 'mcp-fleet-agent' });
   let agent: Awaited<ReturnType<typeof startAgent>>;
   try {
-    agent = await startAgent({ bus, region, log, concurrency, metricsPort, host, ackWaitMs, floor });
+    agent = await startAgent({ bus, region, log, concurrency, metricsPort, host, ackWaitMs, probeFloor: floor });
   } catch (err) {
     const taken = inUse(err, listeners);
     if (!taken) throw err;

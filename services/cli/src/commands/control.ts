@@ -1,4 +1,5 @@
-import { busOptionsFromEnv, createLogger, openBus } from '@mcp-fleet/bus';
+import { CredentialsUnreadableError, SecretKeyError } from '@mcp-fleet/auth';
+import { busOptionsFromEnv, openBus } from '@mcp-fleet/bus';
 import {
   API_AUTH_HOW,
   type ApiAuth,
@@ -11,8 +12,9 @@ import {
   loadFleetFile,
   startControl,
 } from '@mcp-fleet/control';
+import { createLogger } from '@mcp-fleet/log';
 import { isLoopbackAddress } from '@mcp-fleet/probe';
-import { CredentialsUnreadableError, openStore, SecretKeyError } from '@mcp-fleet/store';
+import { openStore } from '@mcp-fleet/store';
 import { parse, positiveInt, retentionDays, secretEnv } from '../args';
 import { embeddedDataDir } from '../data-dir';
 import { assertFree, InUseError, inUse, type Listener } from '../in-use';

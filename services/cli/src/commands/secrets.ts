@@ -21,10 +21,10 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { AuthConfigError, tokensFromEnv } from '@mcp-fleet/auth/api-tokens';
+import { generateSecretKey, parseSecretKey, SecretKeyError } from '@mcp-fleet/auth/keyring';
 // Light imports only (subpaths, no bus, control or database): this runs at every `docker compose up`.
 import { assertRegion } from '@mcp-fleet/bus/region';
-import { AuthConfigError, tokensFromEnv } from '@mcp-fleet/store/api-tokens';
-import { generateSecretKey, parseSecretKey, SecretKeyError } from '@mcp-fleet/store/credentials';
 import { webAuthFromEnv } from '@mcp-fleet/web/auth';
 import { EXIT, parseArgsError, UsageError } from '../usage';
 
@@ -181,7 +181,7 @@ export async function secretsCommand(args: string[], out: (s: string) => void): 
     }
   }
   // A new key from the environment must not strand what the old one sealed: the old key keeps
-  // opening (MCP_FLEET_SECRET_KEY_PREVIOUS) and control re-seals everything under the new one.
+  // unsealing (MCP_FLEET_SECRET_KEY_PREVIOUS) and control re-seals everything under the new one.
   const previous = (env.MCP_FLEET_SECRET_KEY_PREVIOUS || readSecret(join(dir, 'MCP_FLEET_SECRET_KEY_PREVIOUS')) || '')
     .split(',')
     .map((k) => k.trim())

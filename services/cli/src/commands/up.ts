@@ -1,5 +1,6 @@
 import { type Agent, startAgent, startTracing, tracesUrl } from '@mcp-fleet/agent';
-import { type Bus, busOptionsFromEnv, createLogger, openBus } from '@mcp-fleet/bus';
+import { CredentialsUnreadableError, SecretKeyError } from '@mcp-fleet/auth';
+import { type Bus, busOptionsFromEnv, openBus } from '@mcp-fleet/bus';
 import {
   API_AUTH_HOW,
   AuthConfigError,
@@ -14,8 +15,9 @@ import {
   tokensFromEnv,
 } from '@mcp-fleet/control';
 import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
+import { createLogger } from '@mcp-fleet/log';
 import { describeRanges } from '@mcp-fleet/probe';
-import { CredentialsUnreadableError, openStore, SecretKeyError, type Store } from '@mcp-fleet/store';
+import { openStore, type Store } from '@mcp-fleet/store';
 import type { Dashboard } from '@mcp-fleet/web';
 import { webAuthFromEnv } from '@mcp-fleet/web/auth';
 import { parse, positiveInt, retentionDays, secretEnv } from '../args';
@@ -155,7 +157,7 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
     // On the first start the clock begins now, with the demo's servers just created.
     if (sim) stopDrift = playDemoDrift(sim, (await demoEpoch(store.db)) ?? new Date(), demoCycleMs);
     for (const [i, region] of fleet.regions.entries())
-      running.agents.push(await startAgent({ bus, region, metricsPort: agentPort + i, log, floor }));
+      running.agents.push(await startAgent({ bus, region, metricsPort: agentPort + i, log, probeFloor: floor }));
     if (!values['no-dashboard']) {
       // Loaded only here: Next.js takes seconds to import, which no other verb should pay.
       const { startDashboard } = await import('@mcp-fleet/web');

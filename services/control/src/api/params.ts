@@ -1,13 +1,7 @@
 // What a request says besides its body: query parameters read or refused with a 400 naming the
 // parameter, and store errors turned into the status that says whose they are to fix.
-import {
-  decodeCursor,
-  isRangeName,
-  KeptCredentialsError,
-  RANGES,
-  SecretKeyError,
-  storableTime,
-} from '@mcp-fleet/store';
+import { SecretKeyError } from '@mcp-fleet/auth';
+import { decodeCursor, isRangeName, KeptCredentialsError, RANGES, storableTime } from '@mcp-fleet/store';
 import { HttpError } from '../http';
 
 export function intParam(q: URLSearchParams, name: string, fallback: number, min: number, max: number): number {
