@@ -20,6 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Bus, createLogger, createMemoryBus } from '@mcp-fleet/bus';
 import { openStore, type Store, servers as serversTable, tests as testsTable } from '@mcp-fleet/store';
+import { LOOPBACK_FLOOR } from '@mcp-fleet/testkit';
 import { takeViolations } from '@mcp-fleet/testkit/loopback-guard';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -35,7 +36,6 @@ import {
   targetUrl,
 } from '../src/fleet-file';
 import { CreateServer, PatchServer } from '../src/server-body';
-import { LOOPBACK_FLOOR } from './support';
 
 const SEED = Number(process.env.MCP_FLEET_FUZZ_SEED ?? 20_260_728);
 const SCALE = Number(process.env.MCP_FLEET_FUZZ_RUNS ?? 1);
