@@ -36,9 +36,9 @@ export interface DashboardStarter {
 
 export interface DashboardConfig {
   /**
-   * Loads @mcp-fleet/web (`() => import('@mcp-fleet/web')`), called only when a dashboard starts:
-   * Next.js takes seconds to import. The caller imports it, not this package: the dashboard's tests
-   * start monitors through this package, so depending on the dashboard would make a cycle.
+   * Loads @mcp-fleet/web (a dynamic import of it), called only when a dashboard starts: Next.js
+   * takes seconds to import. The caller imports it, not this package: the dashboard's tests start
+   * monitors through this package, so depending on the dashboard would make a cycle.
    */
   load: () => Promise<DashboardStarter>;
   port: number;
