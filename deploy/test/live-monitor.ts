@@ -4,13 +4,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Agent, startAgent } from '@mcp-fleet/agent';
-import { createMemoryBus } from '@mcp-fleet/bus';
-import { type Control, parseFleet, startControl } from '@mcp-fleet/control';
+import type { Agent } from '@mcp-fleet/agent';
+import { fleetToYaml } from '@mcp-fleet/config';
+import { type Control, parseFleet } from '@mcp-fleet/control';
 import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
 import { createLogger } from '@mcp-fleet/log';
-import { openStore, type Store } from '@mcp-fleet/store';
-import { waitFor } from '@mcp-fleet/testkit';
+import { startMonitor } from '@mcp-fleet/monitor';
+import { LOOPBACK_FLOOR, waitFor } from '@mcp-fleet/testkit';
 
 export const REGIONS = ['eu-west', 'us-east'];
 
@@ -38,36 +38,28 @@ export async function startLiveMonitor(
   const failing = opts.failing ?? ['unavailable'];
   const log = createLogger('deploy-test', 'silent');
   const dir = mkdtempSync(join(tmpdir(), 'mcpfleet-deploy-'));
-  const store: Store = await openStore({ dataDir: join(dir, 'pgdata') });
-  await store.migrate();
-  const bus = createMemoryBus({ log });
   const sim = await startSim({ only: [...healthy, ...failing] });
-  const lines = [
-    `regions: [${REGIONS.join(', ')}]`,
-    `defaults: { interval: ${opts.interval ?? '1s'}, timeout: 900ms }`,
-    'servers:',
-  ];
+  const interval = opts.interval ?? '1s';
   const detected = opts.detected ?? [];
-  for (const name of [...healthy, ...failing]) {
-    lines.push(`  - name: ${name}`, `    url: ${sim.target(name).url}`, '    tests:', '      - revision: newest');
-    if (detected.includes(name)) lines.push(`    detection: { interval: ${opts.interval ?? '1s'} }`);
-  }
-  lines.push('policy: { allow: ["127.0.0.0/8"] }');
-  const fleet = parseFleet(`${lines.join('\n')}\n`, 'deploy test fleet');
-  const control = await startControl({ store, bus, log, fleet, port: 0, tickMs: 50 });
-  const agents = await Promise.all(
-    REGIONS.map((region) =>
-      // The sim is on loopback: an agent's own floor is public addresses only unless told.
-      startAgent({
-        bus,
-        region,
-        log,
-        metricsPort: 0,
-        heartbeatMs: 500,
-        probeFloor: { allow: ['127.0.0.0/8'], deny: [] },
-      }),
-    ),
-  );
+  const fleet = fleetToYaml({
+    regions: REGIONS,
+    defaults: { interval, timeout: '900ms' },
+    servers: [...healthy, ...failing].map((name) => ({
+      name,
+      url: sim.target(name).url,
+      tests: [{ revision: 'newest' }],
+      ...(detected.includes(name) ? { detection: { interval } } : {}),
+    })),
+    policy: { allow: ['127.0.0.0/8'] },
+  });
+  const monitor = await startMonitor({
+    log,
+    store: { open: { dataDir: join(dir, 'pgdata') } },
+    control: { fleet: parseFleet(fleet, 'deploy test fleet'), port: 0, tickMs: 50 },
+    // The sim is on loopback: an agent's own floor is public addresses only unless told.
+    agents: { metricsPort: 0, heartbeatMs: 500, probeFloor: LOOPBACK_FLOOR },
+  });
+  const { control, agents } = monitor;
   await waitFor(
     'every target to have run in every region',
     async () => {
@@ -85,7 +77,7 @@ export async function startLiveMonitor(
     },
     30_000,
   );
-  const metricsUrls = [`${control.url}/metrics`, ...agents.map((a) => a.metricsUrl!)];
+  const metricsUrls = [`${monitor.addresses.api}/metrics`, ...monitor.addresses.agents.map((a) => a.metrics!)];
   const scrape = async () => Promise.all(metricsUrls.map(async (u) => (await fetch(u)).text()));
   const families = async () => {
     const out = new Map<string, string>();
@@ -110,10 +102,7 @@ export async function startLiveMonitor(
       return names;
     },
     async close() {
-      await Promise.allSettled(agents.map((a) => a.stop()));
-      await control.stop();
-      await bus.close();
-      await store.close();
+      await monitor.stop();
       await sim.close();
       rmSync(dir, { recursive: true, force: true });
     },

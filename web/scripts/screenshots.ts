@@ -5,12 +5,13 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createMemoryBus } from '@mcp-fleet/bus';
-import { parseFleet, startControl } from '@mcp-fleet/control';
+import { fleetToYaml } from '@mcp-fleet/config';
+import { parseFleet } from '@mcp-fleet/control';
 import { startSim } from '@mcp-fleet/fleet-sim';
 import { createLogger } from '@mcp-fleet/log';
+import { startMonitor } from '@mcp-fleet/monitor';
 import { eraMoves, openStore } from '@mcp-fleet/store';
-import { ADMIN_URL, admin } from '@mcp-fleet/testkit';
+import { ADMIN_URL, admin, LOOPBACK_FLOOR } from '@mcp-fleet/testkit';
 import { desc } from 'drizzle-orm';
 import { seedFleet } from '../bench/seed';
 import { launchBrowser } from '../tools/browser';
@@ -30,25 +31,20 @@ async function main() {
 
   const log = createLogger('screenshots', 'silent');
   const scratchDir = mkdtempSync(join(tmpdir(), 'mcpfleet-shots-'));
-  const scratch = await openStore({ dataDir: join(scratchDir, 'pgdata') });
-  await scratch.migrate();
-  const bus = createMemoryBus({ log });
   // Probes may reach loopback only (the sim).
   const fleet = parseFleet(
-    'regions: [eu-west, us-east]\nservers: []\npolicy: { allow: ["127.0.0.0/8"] }\n',
+    fleetToYaml({ regions: ['eu-west', 'us-east'], servers: [], policy: { allow: ['127.0.0.0/8'] } }),
     'screenshots',
   );
-  // The editor's detection is control's own probe: its floor (public addresses only by default) opens loopback here.
-  const control = await startControl({
-    store: scratch,
-    bus,
+  // No agents: the editor's detection is control's own probe, whose floor (public addresses only by default) opens loopback here.
+  const scratch = await startMonitor({
     log,
-    fleet,
-    port: 0,
-    probeFloor: { allow: ['127.0.0.0/8'], deny: [] },
+    store: { open: { dataDir: join(scratchDir, 'pgdata') } },
+    control: { fleet, port: 0, probeFloor: LOOPBACK_FLOOR },
+    agents: false,
   });
   const sim = await startSim({ only: ['drifter-modern'] });
-  const web = await startDashboardProcess({ DATABASE_URL: databaseUrl, MCP_FLEET_API_URL: control.url });
+  const web = await startDashboardProcess({ DATABASE_URL: databaseUrl, MCP_FLEET_API_URL: scratch.addresses.api });
   const data = await openStore({ databaseUrl });
   const [move] = await data.db.select().from(eraMoves).orderBy(desc(eraMoves.at)).limit(1);
 
@@ -97,9 +93,7 @@ async function main() {
     await web.stop();
     await data.close();
     await sim.close();
-    await control.stop();
-    await bus.close();
-    await scratch.close();
+    await scratch.stop();
     rmSync(scratchDir, { recursive: true, force: true });
     await admin(`drop database if exists ${DATABASE} with (force)`);
   }

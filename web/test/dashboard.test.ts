@@ -3,8 +3,8 @@
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Monitor, startMonitor } from '@mcp-fleet/control/testing';
 import { SIM_BEARER_TOKEN, type Sim, startSim } from '@mcp-fleet/fleet-sim';
+import { startTestMonitor, type TestMonitor } from '@mcp-fleet/monitor/testing';
 import {
   createServer,
   createTest,
@@ -32,7 +32,7 @@ const shot = (name: string) => join(SHOTS, name);
 
 const REVISIONS = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25', '2026-07-28'];
 
-let m: Monitor;
+let m: TestMonitor;
 let extra: Sim;
 let web: DashboardProcess;
 let browser: Awaited<ReturnType<typeof launchBrowser>>;
@@ -71,7 +71,7 @@ async function serverThatMoved(name: string) {
 }
 
 beforeAll(async () => {
-  m = await startMonitor(
+  m = await startTestMonitor(
     'postgres+nats',
     [{ name: 'modern' }, { name: 'drifter' }, { name: 'sessions-2025-11-25', tests: ['newest', '2025-11-25'] }],
     { interval: '2s' },

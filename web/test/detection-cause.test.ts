@@ -6,8 +6,8 @@
 // not identify itself" with "Not supported" cells.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Monitor, startMonitor } from '@mcp-fleet/control/testing';
 import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
+import { startTestMonitor, type TestMonitor } from '@mcp-fleet/monitor/testing';
 import { latestDetection } from '@mcp-fleet/store';
 import { waitFor } from '@mcp-fleet/testkit';
 import type { Page } from 'playwright-core';
@@ -18,14 +18,14 @@ import { type DashboardProcess, startDashboardProcess } from '../tools/next-proc
 /** Where screenshots of the tables go when asked for (MCP_FLEET_SHOTS_DIR=<dir>), for the issue's note. */
 const SHOTS = process.env.MCP_FLEET_SHOTS_DIR;
 
-let m: Monitor;
+let m: TestMonitor;
 let extra: Sim;
 let web: DashboardProcess;
 let browser: Awaited<ReturnType<typeof launchBrowser>>;
 let page: Page;
 
 beforeAll(async () => {
-  m = await startMonitor('postgres+nats', [{ name: 'unavailable', detection: '1s' }], { interval: '5s' });
+  m = await startTestMonitor('postgres+nats', [{ name: 'unavailable', detection: '1s' }], { interval: '5s' });
   extra = await startSim({ only: ['bearer', 'website'] });
   web = await startDashboardProcess({ DATABASE_URL: m.databaseUrl!, MCP_FLEET_API_URL: m.control.url });
   browser = await launchBrowser();

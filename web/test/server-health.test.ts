@@ -5,7 +5,7 @@
 // servers from fleet-sim), the built dashboard as its own process, Debian's Chromium.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Monitor, startMonitor } from '@mcp-fleet/control/testing';
+import { startTestMonitor, type TestMonitor } from '@mcp-fleet/monitor/testing';
 import { createServer, type FleetSummary, recordRun, type ServerOverview } from '@mcp-fleet/store';
 import { handshakeRun, resultOf, serverWithTests } from '@mcp-fleet/store/testing';
 import { waitFor } from '@mcp-fleet/testkit';
@@ -20,7 +20,7 @@ const SHOTS = process.env.MCP_FLEET_SHOTS_DIR;
 const QUIET_REGIONS = ['ap-south', 'sa-east'];
 const HEALTHS = ['failing', 'degraded', 'up', 'not_run'] as const;
 
-let m: Monitor;
+let m: TestMonitor;
 let web: DashboardProcess;
 let browser: Awaited<ReturnType<typeof launchBrowser>>;
 let page: Page;
@@ -35,7 +35,7 @@ const namesIn = (list: ServerOverview[], health: string) =>
 const tableNames = (p: Page) => p.locator('[data-testid=servers-table] tbody th a').allTextContents();
 
 beforeAll(async () => {
-  m = await startMonitor(
+  m = await startTestMonitor(
     'postgres+nats',
     [
       { name: 'modern' },

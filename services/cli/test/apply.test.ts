@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Monitor, startMonitor } from '@mcp-fleet/control/testing';
+import { startTestMonitor, type TestMonitor } from '@mcp-fleet/monitor/testing';
 import { type Recorder, startRecorder, waitFor } from '@mcp-fleet/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -50,11 +50,11 @@ function onTerminal(args: string[], typed: string) {
   });
 }
 
-let m: Monitor;
+let m: TestMonitor;
 let target: Recorder;
 let dir: string;
 beforeAll(async () => {
-  m = await startMonitor('postgres+nats', [{ name: 'modern' }, { name: 'legacy-sse' }], { interval: '2s' });
+  m = await startTestMonitor('postgres+nats', [{ name: 'modern' }, { name: 'legacy-sse' }], { interval: '2s' });
   target = await startRecorder();
   dir = mkdtempSync(join(tmpdir(), 'mcpfleet-apply-'));
 });

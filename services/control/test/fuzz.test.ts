@@ -21,6 +21,7 @@ import { join } from 'node:path';
 import { type Bus, createMemoryBus } from '@mcp-fleet/bus';
 import { createLogger } from '@mcp-fleet/log';
 import { openStore, type Store, servers as serversTable, tests as testsTable } from '@mcp-fleet/store';
+import { LOOPBACK_FLOOR } from '@mcp-fleet/testkit';
 import { takeViolations } from '@mcp-fleet/testkit/loopback-guard';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -36,7 +37,6 @@ import {
   targetUrl,
 } from '../src/fleet-file';
 import { CreateServer, PatchServer } from '../src/server-body';
-import { LOOPBACK_FLOOR } from './support';
 
 const SEED = Number(process.env.MCP_FLEET_FUZZ_SEED ?? 20_260_728);
 const SCALE = Number(process.env.MCP_FLEET_FUZZ_RUNS ?? 1);

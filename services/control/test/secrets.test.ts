@@ -30,11 +30,10 @@ import {
   testStates,
   tests as testsTable,
 } from '@mcp-fleet/store';
-import { waitFor } from '@mcp-fleet/testkit';
+import { LOOPBACK_FLOOR, waitFor } from '@mcp-fleet/testkit';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Control, parseFleet, startControl } from '../src';
-import { LOOPBACK_FLOOR } from './support';
 
 const plant = (what: string) => `planted-${what}-${randomBytes(10).toString('hex')}`;
 /** A wrong bearer token: the `bearer` target's 401 echoes it. */

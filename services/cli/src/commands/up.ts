@@ -1,24 +1,22 @@
-import { type Agent, startAgent, startTracing, tracesUrl } from '@mcp-fleet/agent';
+import { startTracing, tracesUrl } from '@mcp-fleet/agent';
 import { CredentialsUnreadableError, SecretKeyError } from '@mcp-fleet/auth';
-import { type Bus, busOptionsFromEnv, openBus } from '@mcp-fleet/bus';
+import { busOptionsFromEnv } from '@mcp-fleet/bus';
 import {
   API_AUTH_HOW,
   AuthConfigError,
   allowedHostsFromEnv,
   allowUnauthenticated,
   assertSafeBind,
-  type Control,
   FleetFileError,
   loadFleetFile,
   parseFleet,
-  startControl,
   tokensFromEnv,
 } from '@mcp-fleet/control';
 import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
 import { createLogger } from '@mcp-fleet/log';
+import { type Monitor, startMonitor } from '@mcp-fleet/monitor';
 import { describeRanges } from '@mcp-fleet/probe';
 import { openStore, type Store } from '@mcp-fleet/store';
-import type { Dashboard } from '@mcp-fleet/web';
 import { webAuthFromEnv } from '@mcp-fleet/web/auth';
 import { parse, positiveInt, retentionDays, secretEnv } from '../args';
 import { embeddedDataDir } from '../data-dir';
@@ -94,9 +92,8 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
   let stopDrift: (() => void) | undefined;
   let demoStartedAt: Date | null = null;
   let listeners: Listener[] = [];
-  const running: { store?: Store; bus?: Bus; control?: Control; agents: Agent[]; dashboard?: Dashboard } = {
-    agents: [],
-  };
+  let store: Store | undefined;
+  let monitor: Monitor | undefined;
   try {
     // `up` reads its own fleet file: `${NAME}` comes from its environment.
     const fileFleet = values.fleet ? await loadFleetFile(values.fleet, env) : undefined;
@@ -124,8 +121,7 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
           ]),
     ];
     await assertFree({ dataDir, listeners });
-    const store = await openStore({ databaseUrl: env.DATABASE_URL, dataDir, log: (m) => log.info(m) });
-    running.store = store;
+    store = await openStore({ databaseUrl: env.DATABASE_URL, dataDir, log: (m) => log.info(m) });
     await store.migrate();
     if (!fileFleet) {
       // The demo resumes its script where its clock (kept by the database) says it is: see demo-fleet.ts.
@@ -138,46 +134,46 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
     // where set, else the fleet given at start (the demo's 127.0.0.0/8). A fleet applied later
     // over the API or on SIGHUP narrows it, never widens it.
     const floor = probeFloor(env, {}, fleet.policy);
-    const bus = await openBus({ ...busOptionsFromEnv(env), log });
-    running.bus = bus;
     const tracing = startTracing({ serviceName: 'mcp-fleet' });
-    running.control = await startControl({
-      store,
-      bus,
+    if (!values['no-dashboard'] && apiAuth.enabled && !dashboardToken)
+      log.warn('no admin token for the dashboard (MCP_FLEET_API_TOKEN): it shows the fleet but cannot change it');
+    monitor = await startMonitor({
       log,
-      fleet,
-      port: apiPort,
-      host: apiHost,
-      auth: apiAuth,
-      allowUnauthenticated: allowUnauthenticated(env),
-      allowedHosts,
-      retentionDays: retentionDays(),
-      probeFloor: floor,
+      store,
+      bus: { open: busOptionsFromEnv(env) },
+      control: {
+        fleet,
+        port: apiPort,
+        host: apiHost,
+        auth: apiAuth,
+        allowUnauthenticated: allowUnauthenticated(env),
+        allowedHosts,
+        retentionDays: retentionDays(),
+        probeFloor: floor,
+      },
+      agents: { metricsPort: agentPort, probeFloor: floor },
+      // Loaded only when on: Next.js takes seconds to import, which no other verb should pay.
+      ...(values['no-dashboard']
+        ? {}
+        : {
+            dashboard: {
+              load: () => import('@mcp-fleet/web'),
+              apiToken: dashboardToken,
+              port: webPort,
+              host: webHost,
+              log: (m: string) => log.info(m),
+            },
+          }),
     });
     // On the first start the clock begins now, with the demo's servers just created.
     if (sim) stopDrift = playDemoDrift(sim, (await demoEpoch(store.db)) ?? new Date(), demoCycleMs);
-    for (const [i, region] of fleet.regions.entries())
-      running.agents.push(await startAgent({ bus, region, metricsPort: agentPort + i, log, probeFloor: floor }));
-    if (!values['no-dashboard']) {
-      // Loaded only here: Next.js takes seconds to import, which no other verb should pay.
-      const { startDashboard } = await import('@mcp-fleet/web');
-      if (apiAuth.enabled && !dashboardToken)
-        log.warn('no admin token for the dashboard (MCP_FLEET_API_TOKEN): it shows the fleet but cannot change it');
-      running.dashboard = await startDashboard({
-        db: store.db,
-        apiUrl: running.control.url,
-        apiToken: dashboardToken,
-        port: webPort,
-        host: webHost,
-        log: (m) => log.info(m),
-      });
-    }
+    const { addresses, bus } = monitor;
 
     const rows = [
-      ['Dashboard', running.dashboard?.url ?? 'off (--no-dashboard)'],
-      ['API', `${running.control.url}/api/servers`],
-      ['Control metrics', `${running.control.url}/metrics`],
-      ...running.agents.map((a) => [`Agent ${a.region}`, a.metricsUrl ?? '-']),
+      ['Dashboard', addresses.dashboard ?? 'off (--no-dashboard)'],
+      ['API', `${addresses.api}/api/servers`],
+      ['Control metrics', `${addresses.api}/metrics`],
+      ...addresses.agents.map((a) => [`Agent ${a.region}`, a.metrics ?? '-']),
       ['Auth', `${authSummary(apiAuth)}; dashboard sign-in ${webAuthOn ? 'on' : 'off'}`],
       ['Probe floor', describeRanges(floor)],
       ['Database', `${store.kind} (${store.where})`],
@@ -211,7 +207,7 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
       }
       log.info({ fleet: values.fleet }, 'SIGHUP: applying the fleet file again');
       loadFleetFile(values.fleet, env)
-        .then((f) => running.control?.apply(f))
+        .then((f) => monitor?.control.apply(f))
         .catch((err) => log.error({ err: (err as Error).message }, 'fleet file not applied'));
     };
     process.on('SIGHUP', reload);
@@ -234,12 +230,9 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
     }
     throw err;
   } finally {
-    await running.dashboard?.close();
-    await Promise.allSettled(running.agents.map((a) => a.stop()));
-    await running.control?.stop();
-    await running.bus?.close();
+    await monitor?.stop();
     stopDrift?.();
-    await running.store?.close();
+    await store?.close();
     await sim?.close();
   }
 }

@@ -4,13 +4,13 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { startAgent } from '@mcp-fleet/agent';
 import type { Job, MemoryBus, NatsBus, Result } from '@mcp-fleet/bus';
+import { parseFleet } from '@mcp-fleet/control';
 import { runs } from '@mcp-fleet/store';
-import { parseMetrics, seriesValue, waitFor } from '@mcp-fleet/testkit';
+import { LOOPBACK_FLOOR, parseMetrics, seriesValue, waitFor } from '@mcp-fleet/testkit';
 import { jetstream } from '@nats-io/jetstream';
 import { asc, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseFleet } from '../src';
-import { type Flavour, fleetYaml, LOOPBACK_FLOOR, log, type Monitor, NATS_URL, REGIONS, startMonitor } from './support';
+import { type Flavour, fleetYaml, log, NATS_URL, REGIONS, startTestMonitor, type TestMonitor } from './support';
 
 interface ApiServer {
   id: string;
@@ -27,7 +27,7 @@ interface ApiServer {
 const CLI = fileURLToPath(new URL('../../cli/bin/mcp-fleet.js', import.meta.url));
 
 describe.each<[Flavour]>([['postgres+nats'], ['pglite+memory']])('the pipeline on %s', (flavour) => {
-  let m: Monitor;
+  let m: TestMonitor;
   const servers = async () => (await m.api<{ servers: ApiServer[] }>('/api/servers')).body.servers;
   const server = async (name: string) => (await servers()).find((s) => s.name === name)!;
   const currentIn = async (name: string) =>
@@ -40,7 +40,7 @@ describe.each<[Flavour]>([['postgres+nats'], ['pglite+memory']])('the pipeline o
     { name: 'drifter-pinned', tests: ['newest', '2025-03-26'] },
   ];
   beforeAll(async () => {
-    m = await startMonitor(flavour, SERVERS);
+    m = await startTestMonitor(flavour, SERVERS);
   });
   afterAll(async () => {
     await m?.close();

@@ -5,7 +5,7 @@ import { Writable } from 'node:stream';
 import { createLogger } from '@mcp-fleet/log';
 import { waitFor } from '@mcp-fleet/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Monitor, REGIONS, startMonitor } from './support';
+import { REGIONS, startTestMonitor, type TestMonitor } from './support';
 
 interface Line {
   event?: string;
@@ -20,7 +20,7 @@ interface ApiServer {
 }
 
 describe('control logs each operator-relevant change once', () => {
-  let m: Monitor;
+  let m: TestMonitor;
   const lines: Line[] = [];
   const sink = new Writable({
     write(chunk, _enc, done) {
@@ -30,7 +30,7 @@ describe('control logs each operator-relevant change once', () => {
   });
 
   beforeAll(async () => {
-    m = await startMonitor(
+    m = await startTestMonitor(
       'pglite+memory',
       [{ name: 'drifter-modern' }, { name: 'drifter-pinned', tests: ['2025-03-26'] }],
       { interval: '1s', timeout: '900ms', controlLog: createLogger('control', 'info', sink) },

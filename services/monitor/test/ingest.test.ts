@@ -6,13 +6,13 @@
 // result (an older slot) never moves the current revision the scheduler puts in the next job.
 import { randomUUID } from 'node:crypto';
 import type { Job, MemoryBus, NatsBus, Result } from '@mcp-fleet/bus';
+import { detectionJobId, handshakeJobId, STALE_GRACE_MS } from '@mcp-fleet/control';
 import { detections, runs } from '@mcp-fleet/store';
 import { parseMetrics, seriesValue, waitFor } from '@mcp-fleet/testkit';
 import { jetstream } from '@nats-io/jetstream';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { detectionJobId, handshakeJobId, STALE_GRACE_MS } from '../src';
-import { type Flavour, type Monitor, startMonitor } from './support';
+import { type Flavour, startTestMonitor, type TestMonitor } from './support';
 
 interface ApiServer {
   id: string;
@@ -23,14 +23,14 @@ interface ApiServer {
 describe.each<[Flavour]>([['postgres+nats'], ['pglite+memory']])(
   'ingest of forged and late results on %s',
   (flavour) => {
-    let m: Monitor;
+    let m: TestMonitor;
     let modern: ApiServer;
     let other: ApiServer;
     const jobs: Job[] = [];
 
     beforeAll(async () => {
       // No agents: every result comes from the test, and every job the scheduler publishes is caught here.
-      m = await startMonitor(flavour, [{ name: 'modern' }, { name: 'sessions-2025-03-26' }], {
+      m = await startTestMonitor(flavour, [{ name: 'modern' }, { name: 'sessions-2025-03-26' }], {
         agents: false,
         interval: '2s',
       });

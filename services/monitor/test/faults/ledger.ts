@@ -1,10 +1,9 @@
 // Bookkeeping for the fault tests: which jobs the bus accepted, which runs the database holds,
 // which slots the scheduling policy says must (or must not) have run, and the one-line figures.
 import type { Job, NatsBus } from '@mcp-fleet/bus';
+import { freshnessMs, offsetFor } from '@mcp-fleet/control';
 import { type Db, listActiveTests, runs } from '@mcp-fleet/store';
 import { sql } from 'drizzle-orm';
-import { freshnessMs } from '../../src/scheduler';
-import { offsetFor } from '../../src/slots';
 
 /** A bus that remembers every job id the broker accepted (acked publish), and when. */
 export interface RecordingBus extends NatsBus {

@@ -1,24 +1,25 @@
 // A whole monitor for a test: a fresh database, a bus, the simulated fleet, control and one
-// agent per region — all real. Two flavours: Postgres + NATS, and PGlite + the in-process queue.
-// Other workspaces' tests import it as @mcp-fleet/control/testing. It stays in control, not testkit:
-// it builds on control, and control's own tests build on testkit (moving it would make a cycle).
+// agent per region — all real, started by startMonitor. Two flavours: Postgres + NATS, and
+// PGlite + the in-process queue. Other workspaces' tests import it as @mcp-fleet/monitor/testing.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Agent, startAgent } from '@mcp-fleet/agent';
+import type { Agent } from '@mcp-fleet/agent';
 import { type Bus, connectNatsBus, createMemoryBus, type NatsBus } from '@mcp-fleet/bus';
+import { fleetToYaml } from '@mcp-fleet/config';
+import { type Control, parseFleet } from '@mcp-fleet/control';
 import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
 import { createLogger, type Logger } from '@mcp-fleet/log';
-import { openStore, type Store } from '@mcp-fleet/store';
-import { createTestDatabase, type TestDatabase } from '@mcp-fleet/testkit';
-import { type Control, parseFleet, startControl } from '../src';
+import type { Store } from '@mcp-fleet/store';
+import { createTestDatabase, LOOPBACK_FLOOR, type TestDatabase } from '@mcp-fleet/testkit';
+import { startMonitor } from '../src';
 
 export const NATS_URL = process.env.MCP_FLEET_TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
 export const log = createLogger('test', 'silent');
 export type Flavour = 'postgres+nats' | 'pglite+memory';
 
-export interface Monitor {
+export interface TestMonitor {
   store: Store;
   bus: Bus;
   sim: Sim;
@@ -41,9 +42,6 @@ export interface WatchedServer {
   detection?: string;
 }
 
-/** A probe floor that lets probes reach the sim on loopback (the default is public addresses only). */
-export const LOOPBACK_FLOOR = { allow: ['127.0.0.0/8'], deny: [] };
-
 /** The fleet file for these sim servers; `spareRegions` are fleet regions where none of them is probed. */
 export function fleetYaml(
   sim: Sim,
@@ -51,23 +49,21 @@ export function fleetYaml(
   opts: { interval?: string; timeout?: string; spareRegions?: string[] } = {},
 ): string {
   const spareRegions = opts.spareRegions ?? [];
-  const lines = [
-    `regions: [${[...REGIONS, ...spareRegions].join(', ')}]`,
-    `defaults: { interval: ${opts.interval ?? '2s'}, timeout: ${opts.timeout ?? '1500ms'} }`,
-    'servers:',
-  ];
-  for (const s of servers) {
-    lines.push(`  - name: ${s.name}`, `    url: ${sim.target(s.name).url}`);
-    if (spareRegions.length) lines.push(`    regions: [${REGIONS.join(', ')}]`);
-    lines.push('    tests:');
-    for (const t of s.tests ?? ['newest']) lines.push(`      - revision: ${t === 'newest' ? t : `"${t}"`}`);
-    if (s.detection) lines.push(`    detection: { interval: ${s.detection} }`);
-  }
-  lines.push('policy: { allow: ["127.0.0.0/8"] }');
-  return `${lines.join('\n')}\n`;
+  return fleetToYaml({
+    regions: [...REGIONS, ...spareRegions],
+    defaults: { interval: opts.interval ?? '2s', timeout: opts.timeout ?? '1500ms' },
+    servers: servers.map((s) => ({
+      name: s.name,
+      url: sim.target(s.name).url,
+      ...(spareRegions.length ? { regions: REGIONS } : {}),
+      tests: (s.tests ?? ['newest']).map((revision) => ({ revision })),
+      ...(s.detection ? { detection: { interval: s.detection } } : {}),
+    })),
+    policy: { allow: ['127.0.0.0/8'] },
+  });
 }
 
-export async function startMonitor(
+export async function startTestMonitor(
   flavour: Flavour,
   servers: WatchedServer[],
   /** `spareRegions`: fleet regions where none of the servers is probed (a test's own jobs go there). */
@@ -80,56 +76,50 @@ export async function startMonitor(
     /** Control's logger (default silent): a test that reads what control tells the operator. */
     controlLog?: Logger;
   } = {},
-): Promise<Monitor> {
+): Promise<TestMonitor> {
   const namespace = `t${randomBytes(5).toString('hex')}`;
   let db: TestDatabase | undefined;
   let dir: string | undefined;
-  let store: Store;
+  // The bus is the harness's own: NATS streams are deleted before it closes.
   let bus: Bus;
   if (flavour === 'postgres+nats') {
     db = await createTestDatabase('mcpfleet_ctl');
-    store = await openStore({ databaseUrl: db.url });
     bus = await connectNatsBus({ servers: NATS_URL, namespace, log, ackWaitMs: opts.ackWaitMs ?? 5_000 });
   } else {
     dir = mkdtempSync(join(tmpdir(), 'mcpfleet-ctl-'));
-    store = await openStore({ dataDir: join(dir, 'pgdata') });
     bus = createMemoryBus({ log, ackWaitMs: opts.ackWaitMs ?? 5_000 });
   }
-  await store.migrate();
   const sim = await startSim({ only: [...new Set([...servers.map((s) => s.name), 'silent'])] });
-  const fleet = parseFleet(fleetYaml(sim, servers, opts), 'test fleet');
-  const start = () =>
-    startControl({ store, bus, log: opts.controlLog ?? log, fleet, port: 0, tickMs: 50, probeFloor: LOOPBACK_FLOOR });
-  let control = await start();
-  const agents =
-    opts.agents === false
-      ? []
-      : await Promise.all(
-          REGIONS.map((region) =>
-            startAgent({
-              bus,
-              region,
-              log,
-              metricsPort: null,
-              processMetrics: false,
-              heartbeatMs: 500,
-              probeFloor: LOOPBACK_FLOOR,
-            }),
-          ),
-        );
-  const monitor: Monitor = {
-    store,
+  const monitor = await startMonitor({
+    log,
+    store: { open: db ? { databaseUrl: db.url } : { dataDir: join(dir!, 'pgdata') } },
+    bus,
+    control: {
+      log: opts.controlLog ?? log,
+      fleet: parseFleet(fleetYaml(sim, servers, opts), 'test fleet'),
+      port: 0,
+      tickMs: 50,
+      probeFloor: LOOPBACK_FLOOR,
+    },
+    // No agent in the fleet's spare regions: a test's own jobs wait there.
+    agents:
+      opts.agents === false
+        ? false
+        : { regions: REGIONS, metricsPort: null, processMetrics: false, heartbeatMs: 500, probeFloor: LOOPBACK_FLOOR },
+  });
+  return {
+    store: monitor.store,
     bus,
     sim,
     get control() {
-      return control;
+      return monitor.control;
     },
-    agents,
+    agents: monitor.agents,
     namespace,
     databaseUrl: db?.url,
     async api(path, init = {}) {
       const { json, ...rest } = init;
-      const res = await fetch(`${control.url}${path}`, {
+      const res = await fetch(`${monitor.control.url}${path}`, {
         ...rest,
         headers: json === undefined ? rest.headers : { 'content-type': 'application/json', ...rest.headers },
         body: json === undefined ? rest.body : JSON.stringify(json),
@@ -137,22 +127,17 @@ export async function startMonitor(
       const text = await res.text();
       return { status: res.status, body: (text ? JSON.parse(text) : null) as never };
     },
-    async restartControl() {
-      await control.stop();
-      control = await start();
-    },
+    restartControl: () => monitor.restartControl(),
     async close() {
-      await Promise.allSettled(agents.map((a) => a.stop()));
-      await control.stop().catch(() => undefined);
+      // A test may have stopped control or an agent itself: stopping them again is not its failure.
+      await monitor.stop().catch(() => undefined);
       if (bus.kind === 'nats') await deleteStreams(bus as NatsBus);
       await bus.close();
-      await store.close();
       await sim.close();
       await db?.drop();
       if (dir) rmSync(dir, { recursive: true, force: true });
     },
   };
-  return monitor;
 }
 
 async function deleteStreams(bus: NatsBus): Promise<void> {

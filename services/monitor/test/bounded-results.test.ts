@@ -6,17 +6,17 @@ import { BOUNDS } from '@mcp-fleet/probe';
 import { waitFor } from '@mcp-fleet/testkit';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Monitor, REGIONS, startMonitor } from './support';
+import { REGIONS, startTestMonitor, type TestMonitor } from './support';
 
 /** A result row this small holds the error's first 2 KB at most, in a few strings: nowhere near 250 KB. */
 const SMALL_ROW_BYTES = 16 * 1024;
 
 describe('a 250 KB JSON-RPC error message, end to end on Postgres + NATS', () => {
-  let m: Monitor;
+  let m: TestMonitor;
   let db: pg.Client;
   beforeAll(async () => {
     // A generous timeout: a newest run reads five 250 KB answers, on a machine other tests load too.
-    m = await startMonitor(
+    m = await startTestMonitor(
       'postgres+nats',
       [{ name: 'hostile-huge-error', tests: ['newest', '2025-11-25'], detection: '5s' }],
       { interval: '5s', timeout: '5s' },

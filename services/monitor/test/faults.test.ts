@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectNatsBus, type Job, type NatsBus } from '@mcp-fleet/bus';
+import { parseFleet, startControl } from '@mcp-fleet/control';
 import { type CheapFleet, type Sim, startCheapFleet, startSim } from '@mcp-fleet/fleet-sim';
 import { createLogger } from '@mcp-fleet/log';
 import { listActiveTests, openStore, type Store } from '@mcp-fleet/store';
@@ -22,7 +23,6 @@ import {
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseFleet, startControl } from '../src';
 import { startGatedTarget } from './faults/gated-target';
 import {
   accountSlots,
@@ -47,7 +47,7 @@ import {
   startAgentProcess,
   startControlProcess,
 } from './faults/processes';
-import { log, NATS_URL, startMonitor } from './support';
+import { log, NATS_URL, startTestMonitor } from './support';
 
 const REGIONS = ['eu-west', 'us-east'];
 /** Real MCP servers from fleet-sim (every generation), plus cheap loopback targets for load. */
@@ -138,7 +138,7 @@ describe('an agent killed with SIGKILL mid-batch', () => {
     const region = 'batch-kill';
     // Control (scheduler idle at a 1 h interval, ingest live) over the shared Postgres and NATS.
     // The batch's region is the fleet's (ingest refuses results from any other), with nothing scheduled there.
-    const m = await startMonitor('postgres+nats', [{ name: 'modern' }], {
+    const m = await startTestMonitor('postgres+nats', [{ name: 'modern' }], {
       interval: '1h',
       agents: false,
       ackWaitMs: 3_000,

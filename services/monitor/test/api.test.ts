@@ -12,12 +12,12 @@ import {
 import { parseMetrics, type Recorder, seriesValue, startRecorder, waitFor } from '@mcp-fleet/testkit';
 import { eq, inArray, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Monitor, startMonitor } from './support';
+import { startTestMonitor, type TestMonitor } from './support';
 
-let m: Monitor;
+let m: TestMonitor;
 beforeAll(async () => {
   // No agents: the API alone (pinned tests are still run once, by control itself).
-  m = await startMonitor('pglite+memory', [{ name: 'modern' }], { agents: false, interval: '60s' });
+  m = await startTestMonitor('pglite+memory', [{ name: 'modern' }], { agents: false, interval: '60s' });
 });
 afterAll(async () => {
   await m?.close();
@@ -318,11 +318,11 @@ describe('headers the probe owns', () => {
 
 // With agents: what a change makes them send, to real loopback listeners.
 describe('credentials and origins, seen from the targets', () => {
-  let w: Monitor;
+  let w: TestMonitor;
   let a: Recorder;
   let b: Recorder;
   beforeAll(async () => {
-    w = await startMonitor('pglite+memory', [{ name: 'modern' }], { interval: '2s' });
+    w = await startTestMonitor('pglite+memory', [{ name: 'modern' }], { interval: '2s' });
     a = await startRecorder();
     b = await startRecorder();
   });

@@ -4,9 +4,9 @@
 import type { ServerOverview } from '@mcp-fleet/store';
 import { parseMetrics, type Sample, waitFor } from '@mcp-fleet/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Monitor, REGIONS, startMonitor } from './support';
+import { REGIONS, startTestMonitor, type TestMonitor } from './support';
 
-let m: Monitor;
+let m: TestMonitor;
 const servers = async () => (await m.api<{ servers: ServerOverview[] }>('/api/servers')).body.servers;
 const named = async (name: string) => (await servers()).find((s) => s.name === name)!;
 const metrics = async () => parseMetrics(await (await fetch(`${m.control.url}/metrics`)).text());
@@ -19,7 +19,7 @@ const upOf = (samples: Sample[], server: string) =>
   );
 
 beforeAll(async () => {
-  m = await startMonitor('postgres+nats', [
+  m = await startTestMonitor('postgres+nats', [
     // Newest supported and a pin on 2025-06-18, which the drift below takes away.
     { name: 'drifter', tests: ['newest', '2025-06-18'] },
     // Only a pinned test.

@@ -1,13 +1,14 @@
 // Applying the fleet declaratively: created, changed or retired, never duplicated; history kept;
 // servers made through the API are not the file's to retire. Also through POST /api/fleet.
+
+import { applyFleet, parseFleet } from '@mcp-fleet/control';
 import { getServer, servers, testStates, tests } from '@mcp-fleet/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyFleet, parseFleet } from '../src';
-import { type Monitor, startMonitor } from './support';
+import { startTestMonitor, type TestMonitor } from './support';
 
-let m: Monitor;
+let m: TestMonitor;
 beforeAll(async () => {
-  m = await startMonitor('pglite+memory', [], { agents: false, interval: '60s' });
+  m = await startTestMonitor('pglite+memory', [], { agents: false, interval: '60s' });
 });
 afterAll(async () => {
   await m?.close();

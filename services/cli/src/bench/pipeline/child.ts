@@ -1,0 +1,33 @@
+// A bench child process (forked by children.ts): `fleet <count>` serves the cheap fleet, `agent
+// <namespace> [concurrency]` runs an agent. Both answer `stats` and end when the parent goes away.
+import { startCheapFleet } from '@mcp-fleet/fleet-sim';
+import { startBenchAgent } from './bench-agent';
+import type { FromChild, ToChild } from './children';
+
+const [role, ...args] = process.argv.slice(2);
+const send = (m: FromChild) => process.send?.(m);
+// Ctrl-C reaches the whole process group: the parent decides when children stop (it still needs them to clean up).
+process.on('SIGINT', () => {});
+process.on('SIGTERM', () => {});
+
+if (role === 'fleet') {
+  const fleet = await startCheapFleet({ count: Number(args[0]) });
+  process.on('message', (m: ToChild) => m.type === 'stats' && send({ type: 'stats', requests: fleet.requests() }));
+  // The parent going away (even killed) ends the fleet.
+  process.on('disconnect', () => void fleet.close().then(() => process.exit(0)));
+  send({ type: 'ready', urls: fleet.urls });
+} else {
+  const [namespace, concurrency] = args;
+  const agent = await startBenchAgent(namespace!, concurrency ? Number(concurrency) : undefined);
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= agent.stop().catch(() => {});
+    return stopping;
+  };
+  process.on('message', (m: ToChild) => {
+    if (m.type === 'stats') send({ type: 'stats', ...agent.stats() });
+    else void stop().then(() => send({ type: 'stopped' }));
+  });
+  process.on('disconnect', () => void stop().then(() => process.exit(0)));
+  send({ type: 'ready' });
+}
