@@ -1,6 +1,7 @@
 // startMonitor itself: one agent per fleet region on consecutive /metrics ports, addresses that
 // answer, a stop that closes what the monitor opened and leaves what it was given, and a start
 // that fails half-way stopping what it had started.
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { createMemoryBus } from '@mcp-fleet/bus';
 import { parseFleet } from '@mcp-fleet/control';
@@ -33,11 +34,17 @@ async function sessionsOn(database: string): Promise<number> {
   }
 }
 
-/** A port p with p + 1 and p + 2 free as well (an agent per region, one port each). */
+/**
+ * A port p with p + 1 and p + 2 free as well (an agent per region, one port each), below the
+ * kernel's ephemeral range: a port-0 listener (control's, or another test file's) is never given
+ * one of them between this check and the agents' start.
+ */
 async function threeFreePorts(): Promise<number> {
-  for (let i = 0; i < 20; i++) {
-    const p = await freePort();
-    if (p + 2 < 65_536 && !(await accepts(p + 1)) && !(await accepts(p + 2))) return p;
+  const [low] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+  const top = Math.min(low ?? 32_768, 32_768) - 3;
+  for (let i = 0; i < 50; i++) {
+    const p = 20_000 + Math.floor(Math.random() * (top - 20_000));
+    if (!(await accepts(p)) && !(await accepts(p + 1)) && !(await accepts(p + 2))) return p;
   }
   throw new Error('no three consecutive free ports');
 }
