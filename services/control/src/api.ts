@@ -1,6 +1,21 @@
 // The management API (JSON) on MCP_FLEET_API_PORT, beside control's /metrics. Validation errors
 // are 400 with a message, unknown ids 404, changes to a retired server 409 (it stays readable);
 // a pinned test is run once before it is saved.
+
+import {
+  DEFAULT_INTERVAL_MS,
+  DEFAULT_TIMEOUT_MS,
+  type FleetDefinition,
+  FleetFileError,
+  fleetFromObject,
+  headerMap,
+  MAX_TIMEOUT_MS,
+  MIN_INTERVAL_MS,
+  newTargetUrl,
+  parseFleet,
+  regionName,
+  revisionChoice,
+} from '@mcp-fleet/config';
 import {
   detect,
   guardedDispatcher,
@@ -40,20 +55,6 @@ import {
 } from '@mcp-fleet/store';
 import { z } from 'zod';
 import { type ApplyOptions, type ApplySummary, PlanChangedError } from './apply';
-import {
-  DEFAULT_INTERVAL_MS,
-  DEFAULT_TIMEOUT_MS,
-  type FleetDefinition,
-  FleetFileError,
-  fleetFromObject,
-  headerMap,
-  MAX_TIMEOUT_MS,
-  MIN_INTERVAL_MS,
-  newTargetUrl,
-  parseFleet,
-  regionName,
-  revisionChoice,
-} from './fleet-file';
 import { HttpError, parseBody, Router } from './http';
 import { CreateServer, headersOf, PatchServer, timingOf } from './server-body';
 

@@ -3,6 +3,7 @@
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Bus, Logger, Subscription } from '@mcp-fleet/bus';
+import type { FleetDefinition } from '@mcp-fleet/config';
 import {
   describeRanges,
   isRevision,
@@ -31,7 +32,6 @@ import { createApi } from './api';
 import { type ApplyOptions, type ApplySummary, applyFleet } from './apply';
 import { API_AUTH_HOW, ApiAuth, assertSafeBind } from './auth';
 import { tellFleetChange } from './events';
-import type { FleetDefinition } from './fleet-file';
 import type { RouteInfo } from './http';
 import { startIngest } from './ingest';
 import { createControlMetrics, type ServerState } from './metrics';

@@ -19,21 +19,21 @@ import { type AddressInfo, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Bus, createLogger, createMemoryBus } from '@mcp-fleet/bus';
+import {
+  fleetFromObject,
+  headerMap,
+  PROBE_OWNED_HEADERS,
+  parseDuration,
+  revisionChoice,
+  serverName,
+  targetUrl,
+} from '@mcp-fleet/config';
 import { openStore, type Store, servers as serversTable, tests as testsTable } from '@mcp-fleet/store';
 import { takeViolations } from '@mcp-fleet/testkit/loopback-guard';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { type Control, FleetFileError, parseFleet, startControl } from '../src';
-import { parseDuration } from '../src/durations';
-import {
-  fleetFromObject,
-  headerMap,
-  PROBE_OWNED_HEADERS,
-  revisionChoice,
-  serverName,
-  targetUrl,
-} from '../src/fleet-file';
 import { CreateServer, PatchServer } from '../src/server-body';
 import { LOOPBACK_FLOOR } from './support';
 

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline/promises';
-import { type ApplySummary, expandFleetFile, FleetFileError, type FleetObject } from '@mcp-fleet/control';
+import { expandFleetFile, FleetFileError, type FleetObject } from '@mcp-fleet/config';
+import type { ApplySummary } from '@mcp-fleet/control';
 import { parse, secretEnv } from '../args';
 import { planLines, retiring, totals } from '../plan-text';
 import { EXIT, UsageError } from '../usage';

@@ -1,4 +1,5 @@
 import { busOptionsFromEnv, createLogger, openBus } from '@mcp-fleet/bus';
+import { FleetFileError, loadFleetFile } from '@mcp-fleet/config';
 import {
   API_AUTH_HOW,
   type ApiAuth,
@@ -7,8 +8,6 @@ import {
   allowUnauthenticated,
   apiAuthFromEnv,
   assertSafeBind,
-  FleetFileError,
-  loadFleetFile,
   startControl,
 } from '@mcp-fleet/control';
 import { isLoopbackAddress } from '@mcp-fleet/probe';

@@ -1,5 +1,6 @@
 import { type Agent, startAgent, startTracing, tracesUrl } from '@mcp-fleet/agent';
 import { type Bus, busOptionsFromEnv, createLogger, openBus } from '@mcp-fleet/bus';
+import { FleetFileError, loadFleetFile, parseFleet } from '@mcp-fleet/config';
 import {
   API_AUTH_HOW,
   AuthConfigError,
@@ -7,9 +8,6 @@ import {
   allowUnauthenticated,
   assertSafeBind,
   type Control,
-  FleetFileError,
-  loadFleetFile,
-  parseFleet,
   startControl,
   tokensFromEnv,
 } from '@mcp-fleet/control';
