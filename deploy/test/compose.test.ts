@@ -6,8 +6,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { busOptionsFromEnv, connectNatsBus, createLogger, type NatsBus } from '@mcp-fleet/bus';
+import { connectNatsBus, createLogger, type NatsBus } from '@mcp-fleet/bus';
 import { job, result } from '@mcp-fleet/bus/testing';
+import { agentEnv, parseEnv } from '@mcp-fleet/config';
 import { allowUnauthenticated, apiAuthFromEnv, assertSafeBind, isLoopbackHost, parseFleet } from '@mcp-fleet/control';
 import { type Sim, startSim, TARGET_NAMES } from '@mcp-fleet/fleet-sim';
 import { TargetPolicy } from '@mcp-fleet/probe';
@@ -16,7 +17,7 @@ import { freePort } from '@mcp-fleet/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { probeFloor } from '../../services/cli/src/probe-floor';
-import { webAuthFromEnv } from '../../web/lib/auth-core';
+import { webAuthFromEnv } from '../../web/lib/auth-env';
 import {
   agents,
   compose,
@@ -400,7 +401,7 @@ describe('docker-compose.yml', () => {
       }
       const url = `nats://127.0.0.1:${port}`;
       const open = async (name: string, declare: boolean) => {
-        const opts = busOptionsFromEnv(withSecretFiles(envOf(name)));
+        const opts = parseEnv(agentEnv, envOf(name)).nats;
         const bus = await connectNatsBus({
           ...opts,
           servers: url,
@@ -474,7 +475,9 @@ describe('docker-compose.yml', () => {
       const fleet = parseFleet(read(mount.split(':')[0]!), 'deploy/compose/fleet.yaml', {});
       for (const [name, agent] of agents) {
         // The floor as `mcp-fleet agent` reads it from the service's environment.
-        const floor = new TargetPolicy(probeFloor(agent.environment ?? {})).narrow(fleet.policy);
+        const floor = new TargetPolicy(probeFloor(parseEnv(agentEnv, agent.environment ?? {}).probeFloor)).narrow(
+          fleet.policy,
+        );
         for (const server of fleet.servers)
           expect(floor.refusesUrl(new URL(server.url)), `${name}: ${server.name}`).toBeUndefined();
         // And no further than the demo needs: the metadata address stays refused.

@@ -15,7 +15,8 @@ import { createTestDatabase, type TestDatabase } from '@mcp-fleet/testkit';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { POST as loginPost } from '../app/auth/login/route';
-import { SESSION_COOKIE, safeNext, webAuthFromEnv } from '../lib/auth-core';
+import { SESSION_COOKIE, safeNext } from '../lib/auth-core';
+import { webAuthFromEnv } from '../lib/auth-env';
 import {
   CLIENT_ADDRESS_HEADER,
   clientKey,

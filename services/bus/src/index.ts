@@ -28,5 +28,5 @@ export {
   natsConnectionOptions,
 } from './nats';
 export { type NatsNames, natsNames } from './nats-streams';
-export { busOptionsFromEnv, type OpenBusOptions, openBus } from './open';
+export { type OpenBusOptions, openBus } from './open';
 export { BUS_DEFAULTS, type QueueOptions } from './options';

@@ -1,6 +1,10 @@
 // Choosing the queue from the environment, and the logger's redaction of credentials.
+import { agentEnv, parseEnv } from '@mcp-fleet/config';
 import { describe, expect, it } from 'vitest';
-import { busOptionsFromEnv, createLogger, openBus } from '../src';
+import { createLogger, openBus } from '../src';
+
+/** The bus options an environment gives, as an agent parses it (config's agent schema). */
+const busOptionsFromEnv = (env: Record<string, string>) => parseEnv(agentEnv, env).nats;
 
 describe('busOptionsFromEnv', () => {
   it('reads the NATS variables, ignoring empty ones', () => {

@@ -59,7 +59,7 @@ export function roleEnv<S extends z.ZodRawShape, T>(
   variables: S,
   build: (v: z.output<z.ZodObject<S>>, ctx: z.RefinementCtx) => T,
 ): RoleEnv<S, T> {
-  const files = Object.entries(variables).flatMap(([name, s]) => {
+  const files = Object.values(variables).flatMap((s) => {
     const of = metaOf(s)?.fileOf;
     return of ? [of] : [];
   });

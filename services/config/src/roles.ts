@@ -3,7 +3,7 @@
 // control's API). Parsed once at the edge (the CLI verb, the dashboard's start) into the settings
 // the role's parts take as arguments.
 import { z } from 'zod';
-import { raw, roleEnv, secret, variable, wholeNumber } from './env';
+import { type Env, raw, roleEnv, secret, variable, variablesOf, wholeNumber, withSecretFiles } from './env';
 import {
   API_TOKENS,
   type ApiAuthSettings,
@@ -350,3 +350,12 @@ export const applyEnv = roleEnv(
 
 /** Every role's environment, for the README's table and the deploy checks. */
 export const ROLES = [controlEnv, agentEnv, webEnv, upEnv, applyEnv] as const;
+
+/**
+ * The environment with every secret's `<VAR>_FILE` read into `<VAR>`: what the fleet file's
+ * `${NAME}` expands from where the file is read (a header may reference a mounted secret).
+ */
+export function secretEnv(env: Env): Record<string, string | undefined> {
+  const names = ROLES.flatMap((r) => variablesOf(r).flatMap((v) => (v.meta.fileOf ? [v.meta.fileOf] : [])));
+  return withSecretFiles(env, [...new Set(names)]);
+}

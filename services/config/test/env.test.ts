@@ -13,6 +13,7 @@ import {
   parseEnv,
   probeFloorOf,
   ROLES,
+  tracesUrl,
   upEnv,
   variablesOf,
   webEnv,
@@ -177,6 +178,14 @@ describe("an agent's environment", () => {
     expect(() => parseEnv(agentEnv, { MCP_FLEET_AGENT_PORT: 'x' })).toThrow(
       'MCP_FLEET_AGENT_PORT takes a whole number from 1 to 65535, got x',
     );
+  });
+});
+
+describe('tracesUrl', () => {
+  it('appends /v1/traces to a base endpoint and takes a traces endpoint as is', () => {
+    expect(tracesUrl({})).toBeUndefined();
+    expect(tracesUrl({ endpoint: 'http://collector:4318/' })).toBe('http://collector:4318/v1/traces');
+    expect(tracesUrl({ tracesEndpoint: 'http://c:4318/custom' })).toBe('http://c:4318/custom');
   });
 });
 

@@ -1,22 +1,13 @@
-import { type Agent, startAgent, startTracing, tracesUrl } from '@mcp-fleet/agent';
-import { type Bus, busOptionsFromEnv, createLogger, openBus } from '@mcp-fleet/bus';
-import { FleetFileError, loadFleetFile, parseFleet } from '@mcp-fleet/config';
-import {
-  API_AUTH_HOW,
-  AuthConfigError,
-  allowedHostsFromEnv,
-  allowUnauthenticated,
-  assertSafeBind,
-  type Control,
-  startControl,
-  tokensFromEnv,
-} from '@mcp-fleet/control';
+import { type Agent, startAgent, startTracing } from '@mcp-fleet/agent';
+import { type Bus, createLogger, openBus } from '@mcp-fleet/bus';
+import { FleetFileError, loadFleetFile, parseEnv, parseFleet, secretEnv, upEnv } from '@mcp-fleet/config';
+import { API_AUTH_HOW, AuthConfigError, assertSafeBind, type Control, startControl } from '@mcp-fleet/control';
 import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
 import { describeRanges } from '@mcp-fleet/probe';
 import { CredentialsUnreadableError, openStore, SecretKeyError, type Store } from '@mcp-fleet/store';
 import type { Dashboard } from '@mcp-fleet/web';
-import { webAuthFromEnv } from '@mcp-fleet/web/auth';
-import { parse, positiveInt, retentionDays, secretEnv } from '../args';
+import { webAuthFrom } from '@mcp-fleet/web/auth';
+import { parse, positiveInt } from '../args';
 import { embeddedDataDir } from '../data-dir';
 import { DEMO_CYCLE_MS, DEMO_REGIONS, demoEpoch, demoFleetYaml, demoStateAt, playDemoDrift } from '../demo-fleet';
 import { assertFree, inUse, type Listener } from '../in-use';
@@ -44,34 +35,32 @@ const OPTIONS = {
 export async function upCommand(args: string[], out: (s: string) => void): Promise<number> {
   const { values, positionals } = parse(args, OPTIONS);
   if (positionals.length) throw new UsageError(`unexpected argument: ${positionals[0]}`);
-  const env = secretEnv();
+  // The environment, parsed once (secrets may come from files: `<VAR>_FILE`, mounted secrets).
+  const settings = parseEnv(upEnv, process.env);
   const log = createLogger('mcp-fleet');
-  const apiPort = positiveInt(env.MCP_FLEET_API_PORT, 'MCP_FLEET_API_PORT', 7070, 65_535);
-  const agentPort = positiveInt(env.MCP_FLEET_AGENT_PORT, 'MCP_FLEET_AGENT_PORT', 7071, 65_535);
-  const webPort = positiveInt(env.PORT, 'PORT', 3000, 65_535);
-  const apiHost = env.MCP_FLEET_API_HOST ?? '127.0.0.1';
-  const webHost = env.MCP_FLEET_WEB_HOST ?? '127.0.0.1';
+  const { port: apiPort, host: apiHost } = settings.api;
+  const agentPort = settings.agentPort;
+  const { port: webPort, host: webHost } = settings.web;
   // Who may use the API and the dashboard, checked before anything starts: a bad token, a short
   // password or an open listener beyond loopback is a usage error.
-  const apiAuth = checkedApiAuth(env);
+  const apiAuth = checkedApiAuth(settings.auth);
   let webAuthOn = false;
-  let allowedHosts: string[];
+  const { allowedHosts, allowUnauthenticated } = settings.exposure;
   try {
-    allowedHosts = allowedHostsFromEnv(env);
     assertSafeBind({
       what: "control's API",
       host: apiHost,
       authEnabled: apiAuth.enabled,
-      allowUnauthenticated: allowUnauthenticated(env),
+      allowUnauthenticated,
       how: API_AUTH_HOW,
     });
     if (!values['no-dashboard']) {
-      webAuthOn = webAuthFromEnv(env).enabled;
+      webAuthOn = webAuthFrom(settings.signIn, allowedHosts).enabled;
       assertSafeBind({
         what: 'the dashboard',
         host: webHost,
         authEnabled: webAuthOn,
-        allowUnauthenticated: allowUnauthenticated(env),
+        allowUnauthenticated,
         how: 'Set MCP_FLEET_WEB_PASSWORD (or API tokens, which also sign in)',
       });
     }
@@ -80,10 +69,11 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
     throw err;
   }
   // The dashboard changes the fleet through control with an admin token: its own, or the first one.
-  const dashboardToken =
-    env.MCP_FLEET_API_TOKEN?.trim() || tokensFromEnv(env).find((t) => t.scope === 'admin')?.token || undefined;
+  const dashboardToken = settings.dashboardToken;
+  // A fleet file's `${NAME}` comes from up's environment, mounted secrets included.
+  const env = secretEnv(process.env);
 
-  const dataDir = embeddedDataDir(values['data-dir'], env);
+  const dataDir = embeddedDataDir(values['data-dir'], settings.database.url);
   const interval = positiveInt(values['demo-interval'], '--demo-interval', 15, 3_600);
 
   let sim: Sim | undefined;
@@ -120,7 +110,7 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
           ]),
     ];
     await assertFree({ dataDir, listeners });
-    const store = await openStore({ databaseUrl: env.DATABASE_URL, dataDir, log: (m) => log.info(m) });
+    const store = await openStore({ databaseUrl: settings.database.url, dataDir, log: (m) => log.info(m) });
     running.store = store;
     await store.migrate();
     if (!fileFleet) {
@@ -133,10 +123,10 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
     // One machine, one operator: the probe floor of control and the agents is MCP_FLEET_PROBE_*
     // where set, else the fleet given at start (the demo's 127.0.0.0/8). A fleet applied later
     // over the API or on SIGHUP narrows it, never widens it.
-    const floor = probeFloor(env, {}, fleet.policy);
-    const bus = await openBus({ ...busOptionsFromEnv(env), log });
+    const floor = probeFloor(settings.probeFloor, {}, fleet.policy);
+    const bus = await openBus({ ...settings.nats, log });
     running.bus = bus;
-    const tracing = startTracing({ serviceName: 'mcp-fleet' });
+    const tracing = startTracing({ serviceName: 'mcp-fleet', url: settings.tracing.url });
     running.control = await startControl({
       store,
       bus,
@@ -145,9 +135,9 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
       port: apiPort,
       host: apiHost,
       auth: apiAuth,
-      allowUnauthenticated: allowUnauthenticated(env),
+      allowUnauthenticated,
       allowedHosts,
-      retentionDays: retentionDays(),
+      retentionDays: settings.retentionDays,
       probeFloor: floor,
     });
     // On the first start the clock begins now, with the demo's servers just created.
@@ -163,6 +153,9 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
         db: store.db,
         apiUrl: running.control.url,
         apiToken: dashboardToken,
+        signIn: settings.signIn,
+        allowedHosts,
+        traceUrl: settings.traceUrl,
         port: webPort,
         host: webHost,
         log: (m) => log.info(m),
@@ -183,8 +176,8 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
           ? `sealed at rest (AES-256-GCM, key ${store.keyring.id} from ${store.keyring.source})`
           : 'none can be stored (set MCP_FLEET_SECRET_KEY)',
       ],
-      ['Queue', bus.kind === 'nats' ? `NATS JetStream (${env.NATS_URL})` : 'in-process'],
-      ['Traces', tracing.enabled ? `OTLP to ${tracesUrl({})}` : 'off (set OTEL_EXPORTER_OTLP_ENDPOINT)'],
+      ['Queue', bus.kind === 'nats' ? `NATS JetStream (${settings.nats.natsUrl})` : 'in-process'],
+      ['Traces', tracing.enabled ? `OTLP to ${settings.tracing.url}` : 'off (set OTEL_EXPORTER_OTLP_ENDPOINT)'],
       [
         'Fleet',
         values.fleet
