@@ -31,7 +31,7 @@ import {
   services,
 } from './compose-file';
 import { NATS_USERS } from './secrets-init';
-import { envNamesReadByCode, REPO } from './source-env';
+import { REPO, roleVariables } from './source-env';
 
 const ours = (s: Service) => s.image?.startsWith('mcp-fleet/') ?? false;
 const dockerfile = read('Dockerfile');
@@ -127,10 +127,13 @@ describe('docker-compose.yml', () => {
   });
 
   it('sets only environment our code reads, binding to all interfaces inside the container', () => {
-    const known = envNamesReadByCode();
-    // (The secrets service takes the secrets' own names: checked against what it writes, below.)
-    for (const [name, s] of Object.entries(services).filter(([, s]) => ours(s) && s !== init))
-      for (const key of Object.keys(s.environment ?? {})) expect(known, `${name}: ${key}`).toContain(key);
+    // Each against its role's schema (services/config). The secrets service takes the secrets' own
+    // names (checked against what it writes, below); the simulated servers take none.
+    for (const [name, s] of Object.entries(services).filter(([, s]) => ours(s) && s !== init)) {
+      const role = s.image?.startsWith('mcp-fleet/web:') ? 'web' : s.command?.[0];
+      const known = role === 'control' || role === 'agent' || role === 'web' ? roleVariables(role) : new Set();
+      for (const key of Object.keys(s.environment ?? {})) expect(known, `${name} (${role}): ${key}`).toContain(key);
+    }
     expect(services.control!.environment!.MCP_FLEET_API_HOST).toBe('0.0.0.0');
     for (const [, s] of agents) expect(s.environment!.MCP_FLEET_AGENT_HOST).toBe('0.0.0.0');
     // Everything of ours that talks to another service names one that exists, on its port.
@@ -475,9 +478,9 @@ describe('docker-compose.yml', () => {
       const fleet = parseFleet(read(mount.split(':')[0]!), 'deploy/compose/fleet.yaml', {});
       for (const [name, agent] of agents) {
         // The floor as `mcp-fleet agent` reads it from the service's environment.
-        const floor = new TargetPolicy(probeFloor(parseEnv(agentEnv, agent.environment ?? {}).probeFloor)).narrow(
-          fleet.policy,
-        );
+        // (Its secrets' files are the container's, not this machine's: not read here.)
+        const env = Object.fromEntries(Object.entries(agent.environment ?? {}).filter(([k]) => !k.endsWith('_FILE')));
+        const floor = new TargetPolicy(probeFloor(parseEnv(agentEnv, env).probeFloor)).narrow(fleet.policy);
         for (const server of fleet.servers)
           expect(floor.refusesUrl(new URL(server.url)), `${name}: ${server.name}`).toBeUndefined();
         // And no further than the demo needs: the metadata address stays refused.
