@@ -4,7 +4,7 @@
 
 /** @type {import('next').NextConfig} */
 const config = {
-  transpilePackages: ['@mcp-fleet/store', '@mcp-fleet/probe'],
+  transpilePackages: ['@mcp-fleet/store', '@mcp-fleet/auth', '@mcp-fleet/probe'],
   serverExternalPackages: ['@electric-sql/pglite', 'pg', 'drizzle-orm', 'undici', 'eventsource-parser'],
   poweredByHeader: false,
   // `npm test` type-checks the workspace with tsc; the build need not do it twice.

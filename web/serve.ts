@@ -5,9 +5,9 @@
 // writes through control's API (MCP_FLEET_API_URL, with MCP_FLEET_API_TOKEN). PORT (default 3000)
 // and MCP_FLEET_WEB_HOST (default 127.0.0.1) say where it listens; beyond loopback only with
 // sign-in on or MCP_FLEET_ALLOW_UNAUTHENTICATED=1, as in `up`.
+import { AuthConfigError } from '@mcp-fleet/auth/api-tokens';
+import { assertSafeBind } from '@mcp-fleet/auth/request-guard';
 import { ConfigError, type Env, parseEnv, type WebSettings, webEnv } from '@mcp-fleet/config';
-import { AuthConfigError } from '@mcp-fleet/store/api-tokens';
-import { assertSafeBind } from '@mcp-fleet/store/request-guard';
 import { startDashboard } from './index';
 import { webAuthFrom } from './lib/auth-core';
 

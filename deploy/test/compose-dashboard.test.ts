@@ -6,8 +6,9 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Bus, createLogger, createMemoryBus } from '@mcp-fleet/bus';
+import { type Bus, createMemoryBus } from '@mcp-fleet/bus';
 import { apiAuthFromEnv, type Control, parseFleet, startControl } from '@mcp-fleet/control';
+import { createLogger } from '@mcp-fleet/log';
 import { openStore, type Store } from '@mcp-fleet/store';
 import { createTestDatabase, type TestDatabase } from '@mcp-fleet/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -5,9 +5,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Agent, startAgent } from '@mcp-fleet/agent';
-import { createLogger, createMemoryBus } from '@mcp-fleet/bus';
+import { createMemoryBus } from '@mcp-fleet/bus';
 import { type Control, parseFleet, startControl } from '@mcp-fleet/control';
 import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
+import { createLogger } from '@mcp-fleet/log';
 import { openStore, type Store } from '@mcp-fleet/store';
 import { waitFor } from '@mcp-fleet/testkit';
 
@@ -57,7 +58,14 @@ export async function startLiveMonitor(
   const agents = await Promise.all(
     REGIONS.map((region) =>
       // The sim is on loopback: an agent's own floor is public addresses only unless told.
-      startAgent({ bus, region, log, metricsPort: 0, heartbeatMs: 500, floor: { allow: ['127.0.0.0/8'], deny: [] } }),
+      startAgent({
+        bus,
+        region,
+        log,
+        metricsPort: 0,
+        heartbeatMs: 500,
+        probeFloor: { allow: ['127.0.0.0/8'], deny: [] },
+      }),
     ),
   );
   await waitFor(

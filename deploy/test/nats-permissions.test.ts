@@ -8,7 +8,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   connectNatsBus,
-  createLogger,
   type Heartbeat,
   type Job,
   type NatsBus,
@@ -16,6 +15,7 @@ import {
   type Result,
 } from '@mcp-fleet/bus';
 import { heartbeat, job, result } from '@mcp-fleet/bus/testing';
+import { createLogger } from '@mcp-fleet/log';
 import { type NatsServer, startNatsServer } from '@mcp-fleet/testkit';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, headers, type NatsConnection } from '@nats-io/transport-node';

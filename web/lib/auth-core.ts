@@ -13,9 +13,9 @@
 // (or a random key made when the process starts) and the credentials, so changing a password ends
 // the sessions it opened.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { AuthConfigError, checkToken, type Scope, SecretSet } from '@mcp-fleet/auth/api-tokens';
+import { type HeaderSource, requestRefusal } from '@mcp-fleet/auth/request-guard';
 import type { SignInSettings } from '@mcp-fleet/config';
-import { AuthConfigError, checkToken, type Scope, SecretSet } from '@mcp-fleet/store/api-tokens';
-import { type HeaderSource, requestRefusal } from '@mcp-fleet/store/request-guard';
 
 export { AuthConfigError, type Scope };
 export interface Session {

@@ -5,9 +5,10 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createLogger, createMemoryBus } from '@mcp-fleet/bus';
+import { createMemoryBus } from '@mcp-fleet/bus';
 import { parseFleet, startControl } from '@mcp-fleet/control';
 import { startSim } from '@mcp-fleet/fleet-sim';
+import { createLogger } from '@mcp-fleet/log';
 import { eraMoves, openStore } from '@mcp-fleet/store';
 import { ADMIN_URL, admin } from '@mcp-fleet/testkit';
 import { desc } from 'drizzle-orm';

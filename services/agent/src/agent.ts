@@ -4,25 +4,17 @@
 // knows about a test comes in the job — except where probes may go, which the job can only narrow:
 // the agent's own floor bounds every job. It serves /metrics and exports a span per probe.
 import { hostname } from 'node:os';
-import {
-  type Bus,
-  createLogger,
-  type Delivery,
-  type Job,
-  type Logger,
-  nakDelayMs,
-  ResultSchema,
-  type Subscription,
-} from '@mcp-fleet/bus';
+import { type Bus, type Delivery, type Job, nakDelayMs, ResultSchema, type Subscription } from '@mcp-fleet/bus';
+import { createLogger, type Logger } from '@mcp-fleet/log';
 import { DEFAULT_SCHEMES, describeRanges, PUBLIC_ONLY, TargetPolicy, type TargetPolicyRanges } from '@mcp-fleet/probe';
 import { type TracerProvider, trace } from '@opentelemetry/api';
 import type { Registry } from 'prom-client';
-import { DispatcherCache } from './address-policy';
 import { startHeartbeats } from './heartbeat';
 import { type AgentHttp, serveAgentHttp } from './http';
 import { type JobAnswer, runJob } from './job';
 import { AgentMetrics, type JobKind } from './metrics';
 import { isStale, StaleJobLog } from './stale';
+import { DispatcherCache } from './target-policy';
 import { AGENT_VERSION } from './version';
 
 export interface AgentOptions {
@@ -49,10 +41,10 @@ export interface AgentOptions {
   /** How long stop() lets jobs in flight finish before handing them back. Default 20 s. */
   stopGraceMs?: number;
   /**
-   * The agent's own target policy (flags --allow/--deny/--schemes, MCP_FLEET_PROBE_*): a job's
+   * The agent's own probe floor (flags --allow/--deny/--schemes, MCP_FLEET_PROBE_*): a job's
    * allow/deny/schemes narrow it, never widen it. Default: public addresses only, http and https.
    */
-  floor?: TargetPolicyRanges;
+  probeFloor?: TargetPolicyRanges;
   /** Include prom-client's default process metrics. Default true. */
   processMetrics?: boolean;
 }
@@ -91,7 +83,7 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
   const tracer = (opts.tracerProvider ?? trace.getTracerProvider()).getTracer('@mcp-fleet/agent', version);
   const metrics = new AgentMetrics({ region, version, defaultMetrics: opts.processMetrics !== false });
   // Bus messages are a trust boundary: whatever a job allows, the floor bounds where probes go.
-  const floorRanges = opts.floor ?? PUBLIC_ONLY;
+  const floorRanges = opts.probeFloor ?? PUBLIC_ONLY;
   const dispatchers = new DispatcherCache(
     new TargetPolicy(floorRanges, { floor: true, onRefused: () => metrics.floorRefusal() }),
   );

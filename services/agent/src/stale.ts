@@ -3,7 +3,8 @@
 // slots must not be probed (and delay the fresh ones) only for ingest to file their results as late.
 // A backlog drops many jobs at once, so the log says so once: the first drop with why, then at
 // most one line a minute with how many followed.
-import type { Job, Logger } from '@mcp-fleet/bus';
+import type { Job } from '@mcp-fleet/bus';
+import type { Logger } from '@mcp-fleet/log';
 
 export function isStale(job: Job, now: number): boolean {
   return job.staleAt !== undefined && now > job.staleAt;

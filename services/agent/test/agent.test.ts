@@ -4,8 +4,9 @@
 
 import { randomBytes } from 'node:crypto';
 import { type AddressInfo, createServer as createTcpServer, type Server as TcpServer } from 'node:net';
-import { type Bus, createLogger, createMemoryBus, type Heartbeat, type MemoryBus, type Result } from '@mcp-fleet/bus';
+import { type Bus, createMemoryBus, type Heartbeat, type MemoryBus, type Result } from '@mcp-fleet/bus';
 import { SIM_BEARER_TOKEN, type Sim, startSim } from '@mcp-fleet/fleet-sim';
+import { createLogger } from '@mcp-fleet/log';
 import { type Recorder, startRecorder } from '@mcp-fleet/testkit';
 import type { TracerProvider } from '@opentelemetry/api';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -72,7 +73,7 @@ async function harness(busOverride?: (bus: MemoryBus) => Bus): Promise<Harness> 
         tracerProvider: tracing.provider,
         log: createLogger('agent', 'debug', { write: (line: string) => logs.push(line) }),
         ackWaitMs: 2_000,
-        floor: LOOPBACK_FLOOR,
+        probeFloor: LOOPBACK_FLOOR,
         ...opts,
       });
       h.agents.push(agent);
@@ -581,7 +582,7 @@ describe("the agent's own floor", () => {
   it('an agent whose floor does not allow 127.0.0.0/8 refuses a job that allows it, and says its floor at start', async () => {
     const h = await harness();
     // No floor given: the default, public addresses only. The job (as the fleet's) allows loopback.
-    const agent = await h.start({ floor: undefined });
+    const agent = await h.start({ probeFloor: undefined });
     const before = sim.requests('modern').length;
     const handshakeJob = makeJob({ url: url('modern'), allow: ['127.0.0.0/8'] });
     const detectionJob = makeJob({ kind: 'detection', url: url('modern'), allow: ['127.0.0.0/8'] });
@@ -610,7 +611,7 @@ describe("the agent's own floor", () => {
   it('a job cannot open a metadata address the floor does not name, even when the job names it', async () => {
     const h = await harness();
     // The floor opens loopback (the sim), not link-local; the job names 169.254.169.254 itself.
-    await h.start({ floor: { allow: ['127.0.0.0/8', '0.0.0.0/0'], deny: [] } });
+    await h.start({ probeFloor: { allow: ['127.0.0.0/8', '0.0.0.0/0'], deny: [] } });
     const allow = ['127.0.0.0/8', '169.254.169.254/32', '64:ff9b::/96', '::ffff:0:0/96'];
     const urls = [
       'http://169.254.169.254/latest/meta-data/',
@@ -632,7 +633,7 @@ describe("the agent's own floor", () => {
 
   it("the floor allows and the job narrows: the job's allow, deny and schemes still refuse", async () => {
     const h = await harness();
-    await h.start({ floor: { allow: ['127.0.0.0/8'], deny: [] } });
+    await h.start({ probeFloor: { allow: ['127.0.0.0/8'], deny: [] } });
     const denied = await countingListener('127.0.0.2');
     try {
       const jobs = [
@@ -655,7 +656,7 @@ describe("the agent's own floor", () => {
 
   it("the effective policy is both: the floor's deny and schemes hold against a job that allows", async () => {
     const h = await harness();
-    const agent = await h.start({ floor: { allow: ['127.0.0.0/8'], deny: ['127.0.0.3/32'] } });
+    const agent = await h.start({ probeFloor: { allow: ['127.0.0.0/8'], deny: ['127.0.0.3/32'] } });
     const floorDenied = await countingListener('127.0.0.3');
     try {
       const refused = makeJob({ url: floorDenied.url, allow: ['127.0.0.0/8'], deny: [] });
@@ -672,7 +673,7 @@ describe("the agent's own floor", () => {
       await agent.stop();
 
       // A floor of https only: the job's default schemes (http and https) do not bring http back.
-      await h.start({ floor: { allow: ['127.0.0.0/8'], deny: [], schemes: ['https'] } });
+      await h.start({ probeFloor: { allow: ['127.0.0.0/8'], deny: [], schemes: ['https'] } });
       const http = makeJob({ url: url('modern') });
       await h.bus.publishJob(http);
       const run = (await waitFor('the result', () => resultOf(h, http.jobId))).run!;

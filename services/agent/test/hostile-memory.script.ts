@@ -8,7 +8,8 @@
 // concurrency, timeoutMs, deny }.
 import { randomUUID } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { createLogger, createMemoryBus, type Job, type Result } from '@mcp-fleet/bus';
+import { createMemoryBus, type Job, type Result } from '@mcp-fleet/bus';
+import { createLogger } from '@mcp-fleet/log';
 import { startAgent } from '../src';
 
 interface Input {
@@ -143,7 +144,7 @@ const agent = await startAgent({
   log: quiet,
   heartbeatMs: 60_000,
   processMetrics: false,
-  floor: LOOPBACK_FLOOR,
+  probeFloor: LOOPBACK_FLOOR,
 });
 
 const healthyTimer = setInterval(() => {

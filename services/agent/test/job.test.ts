@@ -4,8 +4,8 @@ import { SIM_BEARER_TOKEN, type Sim, startSim } from '@mcp-fleet/fleet-sim';
 import { TargetPolicy } from '@mcp-fleet/probe';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DispatcherCache } from '../src/address-policy';
 import { runJob } from '../src/job';
+import { DispatcherCache } from '../src/target-policy';
 import { LOOPBACK_ALLOWED, makeJob, memoryTracing } from './support';
 
 let sim: Sim;

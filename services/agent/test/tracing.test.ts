@@ -2,8 +2,9 @@
 // the Node SDK sends the probe spans over OTLP/HTTP to a collector (a tiny one, in-process here).
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createLogger, createMemoryBus, type Result } from '@mcp-fleet/bus';
+import { createMemoryBus, type Result } from '@mcp-fleet/bus';
 import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
+import { createLogger } from '@mcp-fleet/log';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, startTracing } from '../src';
 import { LOOPBACK_FLOOR, makeJob, REGION, waitFor } from './support';
@@ -27,7 +28,7 @@ async function runOne(): Promise<Result> {
     },
     { concurrency: 1 },
   );
-  const agent = await startAgent({ bus, region: REGION, log, metricsPort: null, floor: LOOPBACK_FLOOR });
+  const agent = await startAgent({ bus, region: REGION, log, metricsPort: null, probeFloor: LOOPBACK_FLOOR });
   const job = makeJob({ url: sim.target('modern').url, currentRevision: '2026-07-28' });
   await bus.publishJob(job);
   const result = await waitFor('the result', () => results[0]);

@@ -1,10 +1,10 @@
 // What both queues do around a handler: decode and validate before it runs (poison never reaches
-// it), let the first settle win, give a bare nak() the backoff, count and log terms once, and nak
-// a delivery whose handler threw.
+// it), let the first settle win, give a bare nak() the backoff, count and log terms and drops once,
+// and nak a delivery whose handler threw.
 
+import { createLogger, type Logger } from '@mcp-fleet/log';
 import { nakBackoff } from './backoff';
 import type { BusStats, Delivery, Handler } from './bus';
-import type { Logger } from './log';
 import {
   type Heartbeat,
   HeartbeatSchema,
@@ -14,6 +14,7 @@ import {
   type Result,
   ResultSchema,
 } from './messages';
+import { BUS_DEFAULTS, type QueueOptions } from './options';
 
 export type Decoded<T> = { ok: true; value: T } | { ok: false; error: string };
 
@@ -74,6 +75,22 @@ export interface Context {
   nakBackoffMs: readonly number[];
 }
 
+/** One bus's context: its logger, its counters (from zero), the backoff a bare nak() gets. */
+export function newContext(opts: QueueOptions): Context {
+  return {
+    log: opts.log ?? createLogger('bus'),
+    stats: { poison: 0, dropped: 0, jobsPublished: 0, jobsDeduplicated: 0, resultsPublished: 0 },
+    nakBackoffMs: opts.nakBackoffMs ?? BUS_DEFAULTS.nakBackoffMs,
+  };
+}
+
+/** A subscription runs at least one handler at a time, and a whole number of them. */
+export function assertConcurrency(concurrency: number): void {
+  if (!Number.isInteger(concurrency) || concurrency < 1) {
+    throw new TypeError('concurrency is a whole number of at least 1');
+  }
+}
+
 export type TrackedDelivery<T> = Delivery<T> & { readonly settled: boolean };
 
 export function makeDelivery<T>(
@@ -115,6 +132,18 @@ export function terminatePoison(error: string, origin: Origin, settle: Settle, c
   return settle.term();
 }
 
+/** Where a dropped message was (its stream on NATS, its subject in process), for its one log line. */
+export type DropOrigin = { consumer: string; seq: number; deliveries: unknown } & (
+  | { stream: string }
+  | { subject: string }
+);
+
+/** A message that reached max deliveries unsettled, now gone from its queue: counted, logged once. */
+export function countDropped(where: DropOrigin, ctx: Context): void {
+  ctx.stats.dropped++;
+  ctx.log.warn(where, 'message dropped after max deliveries');
+}
+
 /** Run a handler; if it throws before settling, nak with the backoff so the work is retried. */
 export async function runHandler<T>(handler: Handler<T>, delivery: TrackedDelivery<T>, origin: Origin, ctx: Context) {
   try {
@@ -123,8 +152,4 @@ export async function runHandler<T>(handler: Handler<T>, delivery: TrackedDelive
     ctx.log.warn({ ...origin, error: err instanceof Error ? err.message : String(err) }, 'handler failed');
     if (!delivery.settled) await delivery.nak().catch(() => {});
   }
-}
-
-export function emptyStats(): BusStats {
-  return { poison: 0, dropped: 0, jobsPublished: 0, jobsDeduplicated: 0, resultsPublished: 0 };
 }

@@ -2,7 +2,6 @@
 
 export { NAK_BASE_MS, NAK_MAX_MS, nakBackoff, nakDelayMs } from './backoff';
 export type { Bus, BusStats, ConsumeOptions, Delivery, Handler, Subscription } from './bus';
-export { createLogger, type Logger, REDACTED_PATHS } from './log';
 export { createMemoryBus, type MemoryBus, type MemoryBusOptions } from './memory';
 export {
   assertRegion,
@@ -20,13 +19,8 @@ export {
   SUBJECTS,
   subjects,
 } from './messages';
-export {
-  connectNatsBus,
-  type NatsBus,
-  type NatsBusOptions,
-  type NatsCredentials,
-  natsConnectionOptions,
-} from './nats';
+export { connectNatsBus, type NatsBus, type NatsBusOptions } from './nats';
+export { type NatsCredentials, natsConnectionOptions } from './nats-connect';
 export { type NatsNames, natsNames } from './nats-streams';
 export { type OpenBusOptions, openBus } from './open';
 export { BUS_DEFAULTS, type QueueOptions } from './options';

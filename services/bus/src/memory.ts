@@ -4,25 +4,17 @@
 // redelivery after the ack wait, max deliveries, poison terminated before any handler sees it,
 // and the jobs stream's limits (a max age, a cap per region that discards the oldest).
 // Messages are stored serialized, as on the wire, and validated again when consumed.
-import type { Bus, ConsumeOptions, Handler, Subscription } from './bus';
-import {
-  type Context,
-  type Decoded,
-  decodeHeartbeat,
-  decodeJob,
-  decodeResult,
-  emptyStats,
-  makeDelivery,
-  type Origin,
-  runHandler,
-  type Settle,
-  terminatePoison,
-} from './delivery';
-import { createLogger } from './log';
+// This file puts the parts together: memory-queue (a queue and its consumer), memory-store (what
+// a queue holds), memory-dedupe, memory-timers; heartbeats are handed straight to the listeners.
+import type { Bus } from './bus';
+import { decodeJob, decodeResult, newContext } from './delivery';
+import { type HeartbeatListener, receiveHeartbeat } from './heartbeats';
+import { Dedupe } from './memory-dedupe';
+import { MemoryQueue, type QueueEnv } from './memory-queue';
+import { Timers } from './memory-timers';
 import {
   assertRegion,
   encodeMessage,
-  type Heartbeat,
   HeartbeatSchema,
   type Job,
   JobSchema,
@@ -40,281 +32,50 @@ export interface MemoryBus extends Bus {
   publishRaw(subject: string, data: string | Uint8Array): void;
 }
 
-interface Message {
-  seq: number;
-  subject: string;
-  data: string | Uint8Array;
-  /** When it was published (Date.now()): a job older than the max age is gone. */
-  at: number;
-  deliveries: number;
-  /** The delivery that may still nak or extend it; null while it waits in the queue. */
-  current: symbol | null;
-  done: boolean;
-}
-
-interface Worker<T> {
-  handler: Handler<T>;
-  concurrency: number;
-  ackWaitMs: number;
-  inFlight: number;
-  stopped: boolean;
-  idle: (() => void)[];
-}
-
-interface Queue<T> {
-  consumer: string;
-  decode: (data: string | Uint8Array, subject: string) => Decoded<T>;
-  ready: Message[];
-  workers: Worker<T>[];
-  /** Round robin over the workers, so agents of a region share the work. */
-  turn: number;
-  /** Jobs queues: what the stream holds (waiting or in flight, oldest first), against its limits. */
-  limits?: { maxAgeMs: number; maxMessages: number; stored: Set<Message> };
-}
-
-/** Job ids seen within the window; a Map keeps insertion order, which is expiry order. */
-class Dedupe {
-  private seen = new Map<string, number>();
-  constructor(private windowMs: number) {}
-  duplicate(id: string, now = Date.now()): boolean {
-    for (const [key, expires] of this.seen) {
-      if (expires > now) break;
-      this.seen.delete(key);
-    }
-    if (this.seen.has(id)) return true;
-    this.seen.set(id, now + this.windowMs);
-    return false;
-  }
-}
-
 export function createMemoryBus(opts: MemoryBusOptions = {}): MemoryBus {
-  const log = opts.log ?? createLogger('bus');
-  const defaultAckWaitMs = opts.ackWaitMs ?? BUS_DEFAULTS.ackWaitMs;
-  const maxDeliver = opts.maxDeliver ?? BUS_DEFAULTS.maxDeliver;
+  const ctx = newContext(opts);
+  const { stats } = ctx;
   const limits = jobLimits(opts);
-  const stats = emptyStats();
-  const ctx: Context = { log, stats, nakBackoffMs: opts.nakBackoffMs ?? BUS_DEFAULTS.nakBackoffMs };
   const names = subjects(BUS_DEFAULTS.namespace);
-  const jobQueues = new Map<string, Queue<Job>>();
-  const results = newQueue<Result>('ingest', decodeResult);
-  // As on NATS, the jobs' dedupe window is at most their max age.
-  const jobIds = new Dedupe(limits.duplicateWindowMs);
-  const heartbeatHandlers = new Set<(heartbeat: Heartbeat) => void>();
-  // Every timer is unref'd and tracked, so the queue never keeps the process alive and close() clears them.
-  const timers = new Set<NodeJS.Timeout>();
+  const timers = new Timers();
   let seq = 0;
   let closed = false;
+  const env: QueueEnv = {
+    ctx,
+    timers,
+    ackWaitMs: opts.ackWaitMs ?? BUS_DEFAULTS.ackWaitMs,
+    nextSeq: () => ++seq,
+    closed: () => closed,
+  };
+  const maxDeliver = opts.maxDeliver ?? BUS_DEFAULTS.maxDeliver;
+  const jobQueues = new Map<string, MemoryQueue<Job>>();
+  // Results are never dropped after max deliveries: ingest naks only what the database could not
+  // take (as on NATS, see nats-declare.ts).
+  const results = new MemoryQueue<Result>('ingest', decodeResult, env);
+  // As on NATS, the jobs' dedupe window is at most their max age.
+  const jobIds = new Dedupe(limits.duplicateWindowMs);
+  const listeners = new Set<HeartbeatListener>();
 
-  function newQueue<T>(consumer: string, decode: Queue<T>['decode']): Queue<T> {
-    return { consumer, decode, ready: [], workers: [], turn: 0 };
-  }
-
-  function jobQueue(region: string): Queue<Job> {
+  function jobQueue(region: string): MemoryQueue<Job> {
     let queue = jobQueues.get(region);
     if (!queue) {
-      queue = newQueue<Job>(`jobs-${region}`, (data) => decodeJob(region, data));
-      queue.limits = { maxAgeMs: limits.maxAgeMs, maxMessages: limits.maxPerRegion, stored: new Set() };
+      queue = new MemoryQueue<Job>(
+        `jobs-${region}`,
+        (data) => decodeJob(region, data),
+        { ...env, maxDeliver },
+        { maxAgeMs: limits.maxAgeMs, maxMessages: limits.maxPerRegion },
+      );
       jobQueues.set(region, queue);
     }
     return queue;
-  }
-
-  function later(ms: number, fn: () => void): NodeJS.Timeout {
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      fn();
-    }, ms);
-    timer.unref();
-    timers.add(timer);
-    return timer;
-  }
-
-  function cancel(timer: NodeJS.Timeout | undefined) {
-    if (!timer) return;
-    clearTimeout(timer);
-    timers.delete(timer);
   }
 
   function assertOpen() {
     if (closed) throw new Error('bus closed');
   }
 
-  function enqueue<T>(queue: Queue<T>, subject: string, data: string | Uint8Array) {
-    const message: Message = { seq: ++seq, subject, data, at: Date.now(), deliveries: 0, current: null, done: false };
-    queue.ready.push(message);
-    if (queue.limits) {
-      queue.limits.stored.add(message);
-      // Past the cap, the oldest job goes, waiting or in flight (NATS: discard old per subject).
-      for (const oldest of queue.limits.stored) {
-        if (queue.limits.stored.size <= queue.limits.maxMessages) break;
-        remove(queue, oldest);
-      }
-    }
-    pump(queue);
-  }
-
-  /** Out of the stream: acked, terminated, dropped, discarded or expired. */
-  function remove<T>(queue: Queue<T>, message: Message) {
-    message.done = true;
-    queue.limits?.stored.delete(message);
-  }
-
-  /** Jobs past the max age leave the stream (oldest first, so the scan stops at the first young one). */
-  function expire<T>(queue: Queue<T>, now = Date.now()) {
-    if (!queue.limits) return;
-    for (const message of queue.limits.stored) {
-      if (now - message.at <= queue.limits.maxAgeMs) break;
-      remove(queue, message);
-    }
-  }
-
-  function freeWorker<T>(queue: Queue<T>): Worker<T> | undefined {
-    const n = queue.workers.length;
-    for (let i = 0; i < n; i++) {
-      const index = (queue.turn + i) % n;
-      const worker = queue.workers[index];
-      if (worker && !worker.stopped && worker.inFlight < worker.concurrency) {
-        queue.turn = (index + 1) % n;
-        return worker;
-      }
-    }
-    return undefined;
-  }
-
-  function pump<T>(queue: Queue<T>) {
-    expire(queue);
-    while (!closed && queue.ready.length > 0) {
-      const worker = freeWorker(queue);
-      if (!worker) return;
-      const message = queue.ready.shift()!;
-      if (!message.done) deliver(queue, message, worker);
-    }
-  }
-
-  /** Back into the queue (first in line, like a NATS redelivery), or a job dropped after max deliveries. */
-  function redeliver<T>(queue: Queue<T>, message: Message, delayMs: number) {
-    if (closed) return;
-    // Results are never dropped: ingest naks only what the database could not take (see nats.ts).
-    if (queue.consumer !== 'ingest' && message.deliveries >= maxDeliver) {
-      remove(queue, message);
-      stats.dropped++;
-      log.warn(
-        { consumer: queue.consumer, subject: message.subject, seq: message.seq, deliveries: message.deliveries },
-        'message dropped after max deliveries',
-      );
-      return;
-    }
-    const back = () => {
-      if (message.done || closed) return;
-      queue.ready.unshift(message);
-      pump(queue);
-    };
-    if (delayMs > 0) later(delayMs, back);
-    else back();
-  }
-
-  function deliver<T>(queue: Queue<T>, message: Message, worker: Worker<T>) {
-    message.deliveries++;
-    const token = Symbol('delivery');
-    message.current = token;
-    const origin: Origin = { consumer: queue.consumer, subject: message.subject, seq: message.seq };
-    let ackTimer: NodeJS.Timeout | undefined;
-    const current = () => message.current === token && !message.done;
-    const arm = () => {
-      cancel(ackTimer);
-      ackTimer = later(worker.ackWaitMs, () => {
-        if (!current()) return;
-        message.current = null;
-        redeliver(queue, message, 0);
-      });
-    };
-    const settle: Settle = {
-      // An ack or term settles the message even from a delivery that was already redelivered:
-      // the work is done (or hopeless) either way.
-      ack: async () => {
-        cancel(ackTimer);
-        remove(queue, message);
-      },
-      term: async () => {
-        cancel(ackTimer);
-        remove(queue, message);
-      },
-      nak: async (delayMs) => {
-        if (!current()) return;
-        cancel(ackTimer);
-        message.current = null;
-        redeliver(queue, message, delayMs);
-      },
-      working: async () => {
-        if (current()) arm();
-      },
-    };
-    const decoded = queue.decode(message.data, message.subject);
-    if (!decoded.ok) {
-      void terminatePoison(decoded.error, origin, settle, ctx);
-      return;
-    }
-    arm();
-    const delivery = makeDelivery(decoded.value, message.deliveries - 1, settle, origin, ctx);
-    worker.inFlight++;
-    // Handlers start on a later tick, as they would after a network hop.
-    void Promise.resolve()
-      .then(() => runHandler(worker.handler, delivery, origin, ctx))
-      .finally(() => {
-        worker.inFlight--;
-        if (worker.inFlight === 0) for (const resolve of worker.idle.splice(0)) resolve();
-        pump(queue);
-      });
-  }
-
-  function consume<T>(queue: Queue<T>, handler: Handler<T>, opts: ConsumeOptions): Subscription {
-    assertOpen();
-    if (!Number.isInteger(opts.concurrency) || opts.concurrency < 1) {
-      throw new TypeError('concurrency is a whole number of at least 1');
-    }
-    const worker: Worker<T> = {
-      handler,
-      concurrency: opts.concurrency,
-      ackWaitMs: opts.ackWaitMs ?? defaultAckWaitMs,
-      inFlight: 0,
-      stopped: false,
-      idle: [],
-    };
-    queue.workers.push(worker);
-    queueMicrotask(() => pump(queue));
-    return {
-      stop: () => {
-        if (!worker.stopped) {
-          worker.stopped = true;
-          queue.workers = queue.workers.filter((w) => w !== worker);
-        }
-        if (worker.inFlight === 0) return Promise.resolve();
-        return new Promise<void>((resolve) => worker.idle.push(resolve));
-      },
-    };
-  }
-
-  function receiveHeartbeat(subject: string, data: string | Uint8Array) {
-    const parsed = decodeHeartbeat(data, subject);
-    if (!parsed.ok) {
-      stats.poison++;
-      log.warn({ consumer: 'heartbeats', error: parsed.error }, 'poison heartbeat dropped');
-      return;
-    }
-    for (const handler of heartbeatHandlers) {
-      try {
-        handler(parsed.value);
-      } catch (err) {
-        log.warn({ error: err instanceof Error ? err.message : String(err) }, 'heartbeat handler failed');
-      }
-    }
-  }
-
-  /** Messages never delivered yet (NATS's num_pending). */
-  const waiting = <T>(queue: Queue<T>) => {
-    expire(queue);
-    return queue.ready.filter((m) => m.deliveries === 0 && !m.done).length;
-  };
+  const heartbeatArrives = (subject: string, data: string | Uint8Array) =>
+    queueMicrotask(() => receiveHeartbeat(subject, data, listeners, ctx));
 
   return {
     kind: 'memory',
@@ -331,38 +92,41 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): MemoryBus {
         stats.jobsDeduplicated++;
         return { duplicate: true };
       }
-      enqueue(jobQueue(value.region), names.jobs(value.region), data);
+      jobQueue(value.region).publish(names.jobs(value.region), data);
       stats.jobsPublished++;
       return { duplicate: false };
     },
 
     consumeJobs(region, handler, opts) {
-      return consume(jobQueue(assertRegion(region)), handler, opts);
+      const queue = jobQueue(assertRegion(region));
+      assertOpen();
+      return queue.subscribe(handler, opts);
     },
 
     async publishResult(result) {
       assertOpen();
       const { value, data } = encodeMessage(ResultSchema, result, 'result');
       // No dedupe, as on NATS (see publishResult in bus.ts).
-      enqueue(results, names.results(value.region), data);
+      results.publish(names.results(value.region), data);
       stats.resultsPublished++;
     },
 
     consumeResults(handler, opts) {
-      return consume(results, handler, opts);
+      assertOpen();
+      return results.subscribe(handler, opts);
     },
 
     async publishHeartbeat(heartbeat) {
       assertOpen();
       const { value, data } = encodeMessage(HeartbeatSchema, heartbeat, 'heartbeat');
-      queueMicrotask(() => receiveHeartbeat(names.heartbeats(value.region), data));
+      heartbeatArrives(names.heartbeats(value.region), data);
     },
 
-    onHeartbeat(handler) {
-      heartbeatHandlers.add(handler);
+    onHeartbeat(listener) {
+      listeners.add(listener);
       return {
         stop: async () => {
-          heartbeatHandlers.delete(handler);
+          listeners.delete(listener);
         },
       };
     },
@@ -373,16 +137,16 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): MemoryBus {
       if (namespace !== BUS_DEFAULTS.namespace || !region || rest.length > 0) {
         throw new TypeError(`no queue for subject ${subject}`);
       }
-      if (kind === 'jobs') enqueue(jobQueue(region), subject, data);
-      else if (kind === 'results') enqueue(results, subject, data);
-      else if (kind === 'heartbeats') queueMicrotask(() => receiveHeartbeat(subject, data));
+      if (kind === 'jobs') jobQueue(region).publish(subject, data);
+      else if (kind === 'results') results.publish(subject, data);
+      else if (kind === 'heartbeats') heartbeatArrives(subject, data);
       else throw new TypeError(`no queue for subject ${subject}`);
     },
 
     async pending() {
       const jobs: Record<string, number> = {};
-      for (const [region, queue] of jobQueues) jobs[region] = waiting(queue);
-      return { jobs, results: waiting(results) };
+      for (const [region, queue] of jobQueues) jobs[region] = queue.waiting();
+      return { jobs, results: results.waiting() };
     },
 
     stats: () => ({ ...stats }),
@@ -390,15 +154,9 @@ export function createMemoryBus(opts: MemoryBusOptions = {}): MemoryBus {
     async close() {
       if (closed) return;
       closed = true;
-      const stops = [...jobQueues.values(), results].flatMap((queue) =>
-        (queue.workers as Worker<unknown>[]).map((worker) => {
-          worker.stopped = true;
-          return worker.inFlight === 0 ? undefined : new Promise<void>((resolve) => worker.idle.push(resolve));
-        }),
-      );
-      heartbeatHandlers.clear();
+      const stops = [...jobQueues.values(), results].map((queue) => queue.stopAll());
+      listeners.clear();
       await Promise.all(stops);
-      for (const timer of timers) clearTimeout(timer);
       timers.clear();
     },
   };

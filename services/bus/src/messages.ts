@@ -1,6 +1,14 @@
 // The job and result messages that travel between control and the regional agents. Typed and
 // validated at both ends: a message that fails validation is poison (terminated, counted, logged).
-import { BOUNDS, CAUSE_NAMES, OUTCOME_NAMES, REVISION_NAMES, REVISIONS } from '@mcp-fleet/probe';
+import {
+  BOUNDS,
+  CAUSE_NAMES,
+  type Detection,
+  type HandshakeRun,
+  OUTCOME_NAMES,
+  REVISION_NAMES,
+  REVISIONS,
+} from '@mcp-fleet/probe';
 import { z } from 'zod';
 import { REGION_PATTERN, REGION_RULE } from './region';
 
@@ -203,3 +211,14 @@ export const HeartbeatSchema = z.object({
   at: z.string().datetime(),
 });
 export type Heartbeat = z.infer<typeof HeartbeatSchema>;
+
+// The run and the detection a result carries are probe's HandshakeRun and Detection: the schemas
+// are their wire form (strings bounded), written here because zod needs the bounds, and tied to
+// probe's types by the compiler — a field added to one and not the other, or a probe value the
+// schema would not admit, fails typecheck.
+type Holds<T extends true> = T;
+type SameFields<A, B> = [Exclude<keyof A, keyof B> | Exclude<keyof B, keyof A>] extends [never] ? true : false;
+export type RunIsProbes = Holds<SameFields<z.infer<typeof HandshakeRunSchema>, HandshakeRun>> &
+  Holds<HandshakeRun extends z.input<typeof HandshakeRunSchema> ? true : false>;
+export type DetectionIsProbes = Holds<SameFields<z.infer<typeof DetectionSchema>, Detection>> &
+  Holds<Detection extends z.input<typeof DetectionSchema> ? true : false>;

@@ -6,6 +6,7 @@ import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import { doublingDelayMs } from './backoff';
 import type { Handler, Subscription } from './bus';
 import {
+  assertConcurrency,
   type Context,
   type Decoded,
   makeDelivery,
@@ -34,79 +35,54 @@ export interface PullOptions<T> {
 }
 
 export function pull<T>(opts: PullOptions<T>): Subscription {
-  const { ctx, concurrency } = opts;
-  if (!Number.isInteger(concurrency) || concurrency < 1) {
-    throw new TypeError('concurrency is a whole number of at least 1');
-  }
-  let stopped = false;
-  let inFlight = 0;
-  let batch: ConsumerMessages | undefined;
+  assertConcurrency(opts.concurrency);
+  const loop = new PullLoop(opts);
+  return { stop: () => loop.stop() };
+}
+
+class PullLoop<T> {
+  private stopped = false;
+  private inFlight = 0;
+  private batch: ConsumerMessages | undefined;
   // The loop sleeps either for a free slot or before a retry; stop() wakes both.
-  let slotWaiter: (() => void) | undefined;
-  let retryWaiter: (() => void) | undefined;
-  const idle: (() => void)[] = [];
-  const wake = (waiter: (() => void) | undefined) => waiter?.();
-  const slotFree = () =>
-    new Promise<void>((resolve) => {
-      if (stopped || inFlight < concurrency) resolve();
-      else slotWaiter = resolve;
-    });
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      retryWaiter = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
+  private slotWaiter: (() => void) | undefined;
+  private retryWaiter: (() => void) | undefined;
+  private readonly idle: (() => void)[] = [];
+  private readonly running: Promise<void>;
 
-  function dispatch(msg: JsMsg) {
-    const origin: Origin = { consumer: opts.consumer, subject: msg.subject, seq: msg.seq };
-    const settle: Settle = {
-      ack: async () => {
-        await msg.ackAck();
-      },
-      nak: async (delayMs) => msg.nak(delayMs),
-      // A bare +TERM: servers before 2.11 ignore "+TERM <reason>" and would redeliver.
-      term: async () => msg.term(),
-      working: async () => msg.working(),
-    };
-    if (stopped) {
-      // Arrived after stop(): hand it straight back for another agent.
-      msg.nak();
-      return;
-    }
-    const decoded = opts.decode(msg.data, msg.subject);
-    if (!decoded.ok) {
-      void terminatePoison(decoded.error, origin, settle, ctx);
-      return;
-    }
-    const delivery = makeDelivery(decoded.value, msg.info.deliveryCount - 1, settle, origin, ctx);
-    inFlight++;
-    void runHandler(opts.handler, delivery, origin, ctx).finally(() => {
-      inFlight--;
-      wake(slotWaiter);
-      if (stopped && inFlight === 0) for (const resolve of idle.splice(0)) resolve();
-    });
+  constructor(private readonly opts: PullOptions<T>) {
+    this.running = this.run();
   }
 
-  const loop = (async () => {
+  /** Stop taking messages; resolves when the handlers in flight have settled theirs. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.batch?.stop();
+    this.slotWaiter?.();
+    this.retryWaiter?.();
+    await this.running;
+    if (this.inFlight > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
+  }
+
+  private async run(): Promise<void> {
+    const { opts } = this;
+    const { ctx, concurrency } = opts;
     let failures = 0;
     // Opened once and kept: a fetch needs no consumer info round trip; any error opens it again.
     let consumer: Consumer | undefined;
-    while (!stopped) {
-      await slotFree();
-      if (stopped) break;
+    while (!this.stopped) {
+      await this.slotFree();
+      if (this.stopped) break;
       try {
         consumer ??= await opts.open();
-        if (stopped) break;
-        batch = await consumer.fetch({ max_messages: concurrency - inFlight, expires: FETCH_EXPIRES_MS });
-        if (stopped) batch.stop();
-        for await (const msg of batch) dispatch(msg);
+        if (this.stopped) break;
+        this.batch = await consumer.fetch({ max_messages: concurrency - this.inFlight, expires: FETCH_EXPIRES_MS });
+        if (this.stopped) this.batch.stop();
+        for await (const msg of this.batch) this.dispatch(msg);
         if (failures > 0) ctx.log.info({ consumer: opts.consumer }, 'pulling again');
         failures = 0;
       } catch (err) {
-        if (stopped) break;
+        if (this.stopped) break;
         consumer = undefined;
         opts.reset();
         // One line when an outage starts, then quiet retries.
@@ -114,21 +90,64 @@ export function pull<T>(opts: PullOptions<T>): Subscription {
           ctx.log.warn({ consumer: opts.consumer, error: (err as Error).message }, 'pulling failed; retrying');
         }
         failures++;
-        await pause(doublingDelayMs(RETRY_MIN_MS, RETRY_MAX_MS, failures - 1));
+        await this.pause(doublingDelayMs(RETRY_MIN_MS, RETRY_MAX_MS, failures - 1));
       } finally {
-        batch = undefined;
+        this.batch = undefined;
       }
     }
-  })();
+  }
 
+  /** One pulled message: poison terminated, anything else handed to the handler in a free slot. */
+  private dispatch(msg: JsMsg): void {
+    const { ctx } = this.opts;
+    if (this.stopped) {
+      // Arrived after stop(): hand it straight back for another agent.
+      msg.nak();
+      return;
+    }
+    const origin: Origin = { consumer: this.opts.consumer, subject: msg.subject, seq: msg.seq };
+    const settle = settleOnWire(msg);
+    const decoded = this.opts.decode(msg.data, msg.subject);
+    if (!decoded.ok) {
+      void terminatePoison(decoded.error, origin, settle, ctx);
+      return;
+    }
+    const delivery = makeDelivery(decoded.value, msg.info.deliveryCount - 1, settle, origin, ctx);
+    this.inFlight++;
+    void runHandler(this.opts.handler, delivery, origin, ctx).finally(() => {
+      this.inFlight--;
+      this.slotWaiter?.();
+      if (this.stopped && this.inFlight === 0) for (const resolve of this.idle.splice(0)) resolve();
+    });
+  }
+
+  private slotFree(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      if (this.stopped || this.inFlight < this.opts.concurrency) resolve();
+      else this.slotWaiter = resolve;
+    });
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.retryWaiter = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+}
+
+/** Settling a pulled message on the wire. */
+function settleOnWire(msg: JsMsg): Settle {
   return {
-    async stop() {
-      stopped = true;
-      batch?.stop();
-      wake(slotWaiter);
-      wake(retryWaiter);
-      await loop;
-      if (inFlight > 0) await new Promise<void>((resolve) => idle.push(resolve));
+    ack: async () => {
+      await msg.ackAck();
     },
+    nak: async (delayMs) => msg.nak(delayMs),
+    // A bare +TERM: servers before 2.11 ignore "+TERM <reason>" and would redeliver.
+    term: async () => msg.term(),
+    working: async () => msg.working(),
   };
 }

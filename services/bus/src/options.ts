@@ -1,5 +1,5 @@
 // Options and defaults shared by both queues, so one-machine mode behaves like NATS.
-import type { Logger } from './log';
+import type { Logger } from '@mcp-fleet/log';
 
 export interface QueueOptions {
   log?: Logger;

@@ -8,11 +8,12 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { agentEnv, parseEnv } from '@mcp-fleet/config';
+import { createLogger } from '@mcp-fleet/log';
 import { NATS_SERVER_BIN, type NatsServer, startNatsServer } from '@mcp-fleet/testkit';
 import { encodeAccount, encodeOperator, encodeUser, fmtCreds } from '@nats-io/jwt';
 import { createAccount, createOperator, createUser } from '@nats-io/nkeys';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Bus, createLogger, openBus } from '../src';
+import { type Bus, openBus } from '../src';
 import { roundTrip } from './fixtures';
 
 /** The bus options an environment gives, as an agent parses it (config's agent schema). */

@@ -1,6 +1,8 @@
 // Run by memory.test.ts in a child process: leaves a delivery unsettled and a nak pending a
 // minute, closes the bus, and must then exit on its own.
-import { createLogger, createMemoryBus } from '../src';
+
+import { createLogger } from '@mcp-fleet/log';
+import { createMemoryBus } from '../src';
 import { job } from './fixtures';
 
 const bus = createMemoryBus({ log: createLogger('bus', 'silent'), ackWaitMs: 60_000 });

@@ -2,7 +2,8 @@
 // Other workspaces' tests import it as @mcp-fleet/bus/testing (in bus, not testkit: bus's own tests
 // use testkit, so testkit cannot depend on bus).
 import { randomUUID } from 'node:crypto';
-import { type Bus, createLogger, type Heartbeat, type Job, type Logger, type Result } from '../src';
+import { createLogger, type Logger } from '@mcp-fleet/log';
+import type { Bus, Heartbeat, Job, Result } from '../src';
 
 export function job(region: string, overrides: Partial<Job> = {}): Job {
   return {

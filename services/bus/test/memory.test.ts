@@ -2,8 +2,9 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { createLogger } from '@mcp-fleet/log';
 import { describe, expect, it } from 'vitest';
-import { type Bus, createLogger, createMemoryBus, type MemoryBus, SUBJECTS } from '../src';
+import { type Bus, createMemoryBus, type MemoryBus, SUBJECTS } from '../src';
 import { busContract } from './contract';
 import { freshRegion, job } from './fixtures';
 

@@ -9,10 +9,11 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { agentEnv, parseEnv } from '@mcp-fleet/config';
+import { createLogger } from '@mcp-fleet/log';
 import { makeTestCa, NATS_SERVER_BIN, type NatsServer, startNatsServer, type TestCa } from '@mcp-fleet/testkit';
 import { connect } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger, natsConnectionOptions, openBus } from '../src';
+import { natsConnectionOptions, openBus } from '../src';
 import { roundTrip } from './fixtures';
 
 /** The bus options an environment gives, as an agent parses it (config's agent schema). */

@@ -147,7 +147,7 @@ describe('mcp-fleet secrets init', () => {
       expect(after[f]!.text, f).toBe(key);
     expect(after['agent-us-east/NATS_PASSWORD']!.text).toBe('Us-east_from_dot_env');
     expect(after['nats/MCP_FLEET_NATS_AGENT_US_EAST_PASSWORD']!.text).toBe('Us-east_from_dot_env');
-    // What the generated key sealed still opens: it is the previous key now.
+    // What the generated key sealed still unseals: it is the previous key now.
     for (const f of ['control/MCP_FLEET_SECRET_KEY_PREVIOUS', 'web/MCP_FLEET_SECRET_KEY_PREVIOUS'])
       expect(after[f]!.text, f).toBe(before.MCP_FLEET_SECRET_KEY!.text);
     // The rest is kept.

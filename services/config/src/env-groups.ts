@@ -1,8 +1,8 @@
 // The variables roles share, in groups (the database, NATS, the secret key, logs, traces, API
 // tokens, who may reach a listener, the probe floor), each with what it makes of them. roles.ts
 // puts each role's environment together from these.
-import { AuthConfigError, checkToken, tokensFromEnv } from '@mcp-fleet/store/api-tokens';
-import { allowedHostsFromEnv } from '@mcp-fleet/store/request-guard';
+import { AuthConfigError, checkToken, tokensFromEnv } from '@mcp-fleet/auth/api-tokens';
+import { allowedHostsFromEnv } from '@mcp-fleet/auth/request-guard';
 import { z } from 'zod';
 import { attempt, raw, secret, text, variable, wholeNumber } from './env';
 import { FLOOR_VARIABLES, type FloorSettings, floorPart } from './probe-floor';

@@ -34,7 +34,8 @@ describe("the README's environment table", () => {
     for (const [name, roles] of readers)
       if (!table.has(name)) problems.push(`${name} (read by ${roles.join(', ')}) is not in the README's table`);
     for (const name of table)
-      if (name !== '<VAR>_FILE' && !readers.has(name)) problems.push(`${name} is in the README's table, and no role reads it`);
+      if (name !== '<VAR>_FILE' && !readers.has(name))
+        problems.push(`${name} is in the README's table, and no role reads it`);
     expect(problems).toEqual([]);
   });
 });

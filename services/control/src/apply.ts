@@ -110,7 +110,7 @@ async function write(tx: Db, fleet: FleetDefinition): Promise<ApplySummary> {
       continue;
     }
     const retired = await lastRetiredServer(tx, def.name);
-    // What the revival changes, said as for a live server (unless its old credentials cannot be opened).
+    // What the revival changes, said as for a live server (unless its old credentials cannot be unsealed).
     const old = retired ? await getServer(tx, retired.id).catch(() => null) : null;
     const server = retired
       ? await reviveServer(tx, retired.id, { ...fields(def), source: 'file' })

@@ -5,19 +5,19 @@
 //
 // The tokens and their constant-time comparison are store's api-tokens (shared with the
 // dashboard's sign-in), and what a browser may ask (cross-site writes, the Host allowlist, the
-// loopback rule for binds) is store's request-guard, also the dashboard's. No token is ever logged
+// loopback rule for binds) is auth's request-guard, also the dashboard's. No token is ever logged
 // or echoed: errors name the variable, never a value.
 import type { IncomingHttpHeaders } from 'node:http';
+import { type Scope, SecretSet } from '@mcp-fleet/auth';
 import { controlEnv, type Env, parseEnv } from '@mcp-fleet/config';
-import { type Scope, SecretSet } from '@mcp-fleet/store';
 
-export { AuthConfigError, MIN_TOKEN_LENGTH, type Scope, tokensFromEnv } from '@mcp-fleet/store';
+export { AuthConfigError, MIN_TOKEN_LENGTH, type Scope, tokensFromEnv } from '@mcp-fleet/auth';
 export {
   allowedHostsFromEnv,
   allowUnauthenticated,
   assertSafeBind,
   isLoopbackHost,
-} from '@mcp-fleet/store/request-guard';
+} from '@mcp-fleet/auth/request-guard';
 
 /** What a route needs: nothing, a read token, an admin token, or /metrics' own rule. */
 export type Access = 'public' | 'metrics' | Scope;

@@ -1,41 +1,24 @@
 // The control plane on one process: applies the fleet, schedules jobs, ingests results, records
 // agents' heartbeats, prunes old runs, detections and silent agents, and serves the API and /metrics.
-import { createServer, type Server as HttpServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { Bus, Logger, Subscription } from '@mcp-fleet/bus';
+import { CredentialsUnreadableError } from '@mcp-fleet/auth';
+import type { Bus } from '@mcp-fleet/bus';
 import type { FleetDefinition } from '@mcp-fleet/config';
-import {
-  describeRanges,
-  isRevision,
-  PUBLIC_ONLY,
-  type Revision,
-  revisionInfo,
-  TargetPolicy,
-  type TargetPolicyRanges,
-} from '@mcp-fleet/probe';
-import {
-  CredentialsUnreadableError,
-  DEFAULT_RUN_RETENTION_DAYS,
-  listActiveTests,
-  listAgents,
-  pruneHistory,
-  recordDetection,
-  recordRun,
-  retentionCutoffs,
-  type Store,
-  sealStoredCredentials,
-  serversOverview,
-  upsertAgentHeartbeat,
-} from '@mcp-fleet/store';
-import { requestRefusal } from '@mcp-fleet/store/request-guard';
+import type { Logger } from '@mcp-fleet/log';
+import { describeRanges, PUBLIC_ONLY, TargetPolicy, type TargetPolicyRanges } from '@mcp-fleet/probe';
+import { type Db, recordDetection, recordRun, type Store, sealStoredCredentials } from '@mcp-fleet/store';
 import { createApi } from './api';
+import { serveApi } from './api-server';
 import { type ApplyOptions, type ApplySummary, applyFleet } from './apply';
 import { API_AUTH_HOW, ApiAuth, assertSafeBind } from './auth';
 import { tellFleetChange } from './events';
+import { FleetInForce } from './fleet-in-force';
+import { recordHeartbeats } from './heartbeats';
 import type { RouteInfo } from './http';
 import { startIngest } from './ingest';
-import { createControlMetrics, type ServerState } from './metrics';
-import { type ScheduleEntry, Scheduler } from './scheduler';
+import { controlMetricsSources, createControlMetrics } from './metrics';
+import { startPruning } from './pruning';
+import { Schedule } from './schedule';
+import type { Scheduler } from './scheduler';
 
 export interface ControlOptions {
   store: Store;
@@ -75,11 +58,9 @@ export interface Control {
   stop(): Promise<void>;
 }
 
-const RESCHEDULE_EVERY_MS = 30_000;
-const PRUNE_EVERY_MS = 3_600_000;
-
 export async function startControl(opts: ControlOptions): Promise<Control> {
   const { store, bus, log } = opts;
+  const db = store.db;
   const auth = opts.auth ?? ApiAuth.off();
   const host = opts.host ?? '127.0.0.1';
   // Before anything starts: an open API beyond loopback is refused, not started.
@@ -90,173 +71,58 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
     allowUnauthenticated: opts.allowUnauthenticated ?? false,
     how: API_AUTH_HOW,
   });
-  const db = store.db;
-  let regions = opts.fleet?.regions ?? opts.regions ?? ['local'];
-  let ranges = opts.fleet?.policy ?? { allow: [], deny: [] };
-  let policy = new TargetPolicy(ranges);
-  // Control's own probes go where both its floor and the fleet's policy let them: a fleet applied
-  // over the API cannot point them at control's own network.
   const floorRanges = opts.probeFloor ?? PUBLIC_ONLY;
-  const floor = new TargetPolicy(floorRanges, { floor: true });
-  let probePolicy = floor.narrow(ranges);
+  const fleet = new FleetInForce(
+    opts.fleet?.regions ?? opts.regions ?? ['local'],
+    opts.fleet?.policy ?? { allow: [], deny: [] },
+    new TargetPolicy(floorRanges, { floor: true }),
+  );
   log.info(
     { floor: floorRanges },
     `probe floor of control's own probes (detect, a pinned test's first run): ${describeRanges(floorRanges)}`,
   );
-  const current = new Map<string, Revision>();
-  const key = (testId: string, region: string) => `${testId}|${region}`;
-
-  const metrics = createControlMetrics({
-    poison: () => bus.stats().poison,
-    serverStates: () => serverStates(store),
-    agentsSeen: async () => {
-      const byRegion = new Map<string, number>();
-      for (const a of await listAgents(db)) if (!a.stale) byRegion.set(a.region, (byRegion.get(a.region) ?? 0) + 1);
-      return [...byRegion].map(([region, count]) => ({ region, count }));
-    },
-  });
-
-  const scheduler = new Scheduler({
+  const metrics = createControlMetrics(controlMetricsSources(store, bus));
+  const schedule = new Schedule({
+    db,
     bus,
-    currentRevision: (testId, region) => current.get(key(testId, region)) ?? null,
-    policy: () => ranges,
+    log,
+    metrics,
+    regions: () => fleet.regions,
+    policy: () => fleet.ranges,
     tickMs: opts.tickMs,
-    onPublished: (job, lagMs, duplicate) => {
-      metrics.jobs.inc({ kind: job.kind, result: duplicate ? 'duplicate' : 'published' });
-      if (!duplicate) metrics.lag.observe(lagMs / 1000);
-    },
-    onError: (err, job) => {
-      metrics.jobs.inc({ kind: job.kind, result: 'error' });
-      log.warn(
-        { jobId: job.jobId, err: (err as Error).message },
-        'could not publish a job; will retry while its slot is fresh',
-      );
-    },
   });
-
-  let rescheduling: Promise<void> | undefined;
-  const unreadable = new Map<string, string>();
-  const reschedule = async () => {
-    const tests = await listActiveTests(db);
-    const entries: ScheduleEntry[] = [];
-    const detected = new Set<string>();
-    for (const t of tests) {
-      if (t.credentialsError) {
-        // Probing without its credentials would only report auth_required: say why it is not probed, once.
-        if (unreadable.get(t.serverId) !== t.credentialsError)
-          log.error(
-            { server: t.serverName, reason: t.credentialsError },
-            'the server is not probed: its stored credentials cannot be opened',
-          );
-        unreadable.set(t.serverId, t.credentialsError);
-        continue;
-      }
-      unreadable.delete(t.serverId);
-      const testRegions = (t.regions ?? regions).filter((r) => regions.includes(r));
-      for (const region of testRegions) {
-        const cur = t.currentRevisions[region];
-        if (isRevision(cur)) current.set(key(t.testId, region), cur);
-        entries.push({
-          kind: 'handshake',
-          id: t.testId,
-          region,
-          serverId: t.serverId,
-          serverName: t.serverName,
-          testId: t.testId,
-          url: t.target,
-          headers: t.headers,
-          revision: t.mode === 'newest' ? 'newest' : (t.pinnedRevision as Revision),
-          intervalMs: t.intervalMs,
-          timeoutMs: t.timeoutMs,
-        });
-        if (t.detectionIntervalMs && !detected.has(`${t.serverId}|${region}`)) {
-          detected.add(`${t.serverId}|${region}`);
-          entries.push({
-            kind: 'detection',
-            id: t.serverId,
-            region,
-            serverId: t.serverId,
-            serverName: t.serverName,
-            testId: null,
-            url: t.target,
-            headers: t.headers,
-            revision: null,
-            intervalMs: t.detectionIntervalMs,
-            timeoutMs: Math.min(t.timeoutMs, 20_000),
-          });
-        }
-      }
-    }
-    scheduler.setEntries(entries);
-    metrics.entries.set(entries.length);
-  };
-  const rescheduleSoon = () => {
-    rescheduling = (rescheduling ?? Promise.resolve())
-      .then(reschedule)
-      .catch((err) => log.error({ err: (err as Error).message }, 'could not load the schedule'));
-  };
-
-  const apply = async (fleet: FleetDefinition, applyOpts: ApplyOptions = {}) => {
-    const summary = await applyFleet(db, fleet, applyOpts);
-    // A dry run wrote nothing: regions, policy and the schedule stay as they are.
-    if (summary.dryRun) return summary;
-    regions = fleet.regions;
-    ranges = fleet.policy;
-    policy = new TargetPolicy(ranges);
-    probePolicy = floor.narrow(ranges);
-    await bus.ensure(regions);
-    await reschedule();
-    const { created, revived, updated, retired, unchanged } = summary;
-    log.info(
-      { created, revived, updated, retired, unchanged: unchanged.length, regions },
-      `fleet applied: ${created.length} created, ${revived.length} revived, ${updated.length} changed, ` +
-        `${retired.length} retired, ${unchanged.length} unchanged; regions ${regions.join(', ')}`,
-    );
-    for (const server of created) tellFleetChange(log, { event: 'server_created', server, by: 'fleet' });
-    for (const server of revived) tellFleetChange(log, { event: 'server_revived', server, by: 'fleet' });
-    for (const server of retired) tellFleetChange(log, { event: 'server_retired', server, by: 'fleet' });
-    return summary;
-  };
+  const apply = (definition: FleetDefinition, applyOpts: ApplyOptions = {}) =>
+    applyAndAdopt({ db, bus, log, fleet, schedule }, definition, applyOpts);
 
   await sealCredentials(store, log);
-  await bus.ensure(regions);
+  await bus.ensure(fleet.regions);
   if (opts.fleet) await apply(opts.fleet);
-  else await reschedule();
+  else await schedule.reload();
 
   let stopping = false;
   const router = createApi({
     db,
     apply,
-    regions: () => regions,
-    policy: () => policy,
-    probePolicy: () => probePolicy,
+    regions: () => fleet.regions,
+    policy: () => fleet.policy,
+    probePolicy: () => fleet.probePolicy,
     changed: (change) => {
       if (change) tellFleetChange(log, { ...change, by: 'api' });
-      rescheduleSoon();
+      schedule.reloadSoon();
     },
     metricsText: async () => ({ text: await metrics.registry.metrics(), contentType: metrics.registry.contentType }),
     ready: () => !stopping,
   });
-  // What a browser may ask, before the token (store's request-guard, the dashboard's rules too):
-  // with auth off, only Host names that cannot be rebound (whatever the bind address); with auth
-  // on or off, no write from another site's page.
-  const guard = { authEnabled: auth.enabled, allowedHosts: opts.allowedHosts ?? [] };
-  router.guard(
-    (access, req) => {
-      const refused = requestRefusal(req, guard);
-      return refused ? { status: 403, message: `refused: ${refused}` } : auth.check(access, req.headers);
-    },
-    (refused) => log.warn(refused, 'API request refused'),
-  );
-  const http: HttpServer = createServer(
-    (req, res) => void router.handle(req, res, (err) => log.error({ err: (err as Error).message }, 'API error')),
-  );
-  await new Promise<void>((resolve, reject) => {
-    http.once('error', reject);
-    http.listen(opts.port ?? 7070, host, () => resolve());
+  const api = await serveApi({
+    router,
+    auth,
+    allowedHosts: opts.allowedHosts ?? [],
+    host,
+    port: opts.port ?? 7070,
+    log,
   });
   // Listening first: a port in use fails the start before ingest, heartbeats or pruning begin.
-  const ingest: Subscription = startIngest({
+  const ingest = startIngest({
     bus,
     store: {
       recordRun: (input) => recordRun(db, input),
@@ -264,63 +130,65 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
     },
     metrics,
     concurrency: opts.ingestConcurrency,
-    regions: () => regions,
-    onRun: (testId, region, revision) => current.set(key(testId, region), revision),
+    regions: () => fleet.regions,
+    onRun: (testId, region, revision) => schedule.noteRun(testId, region, revision),
     log,
   });
-  const heartbeats = bus.onHeartbeat((hb) => {
-    upsertAgentHeartbeat(db, {
-      id: hb.agent,
-      region: hb.region,
-      version: hb.version,
-      inFlight: hb.inFlight,
-      startedAt: new Date(hb.startedAt),
-      at: new Date(hb.at),
-    }).catch((err) => log.warn({ err: (err as Error).message }, 'could not record a heartbeat'));
-  });
-
-  // Runs and detections by when control received them, agents by when control last heard them (store's retention.ts).
-  const retentionDays = opts.retentionDays ?? DEFAULT_RUN_RETENTION_DAYS;
-  const prune = () =>
-    pruneHistory(db, retentionCutoffs(retentionDays))
-      .then(
-        (pruned) =>
-          (pruned.runs > 0 || pruned.detections > 0 || pruned.agents > 0) &&
-          log.info({ ...pruned, retentionDays }, 'pruned old runs, detections and silent agents'),
-      )
-      .catch((err) => log.warn({ err: (err as Error).message }, 'could not prune old history'));
-  const timers = [setInterval(rescheduleSoon, RESCHEDULE_EVERY_MS), setInterval(prune, PRUNE_EVERY_MS)];
-  for (const t of timers) t.unref();
-  void prune();
-
-  const address = http.address() as AddressInfo;
-  scheduler.start();
+  const heartbeats = recordHeartbeats(bus, db, log);
+  const pruning = startPruning(db, log, opts.retentionDays);
+  schedule.start();
 
   return {
-    url: `http://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}`,
+    url: api.url,
     routes: router.routes(),
-    scheduler,
+    scheduler: schedule.scheduler,
     apply,
-    reschedule,
+    reschedule: () => schedule.reload(),
     async stop() {
       stopping = true;
-      scheduler.stop();
-      for (const t of timers) clearInterval(t);
+      schedule.stop();
+      pruning.stop();
       await heartbeats.stop();
       await ingest.stop();
-      await new Promise<void>((resolve) => {
-        http.close(() => resolve());
-        http.closeAllConnections();
-      });
+      await api.close();
     },
   };
+}
+
+/**
+ * Apply a fleet definition (or plan it: a dry run writes nothing, and regions, policy and the
+ * schedule stay as they are), then run by it: its regions and policy, the schedule read again,
+ * and the operator told what changed.
+ */
+async function applyAndAdopt(
+  parts: { db: Db; bus: Bus; log: Logger; fleet: FleetInForce; schedule: Schedule },
+  definition: FleetDefinition,
+  applyOpts: ApplyOptions,
+): Promise<ApplySummary> {
+  const { db, bus, log, fleet, schedule } = parts;
+  const summary = await applyFleet(db, definition, applyOpts);
+  if (summary.dryRun) return summary;
+  fleet.adopt(definition.regions, definition.policy);
+  const { regions } = fleet;
+  await bus.ensure(regions);
+  await schedule.reload();
+  const { created, revived, updated, retired, unchanged } = summary;
+  log.info(
+    { created, revived, updated, retired, unchanged: unchanged.length, regions },
+    `fleet applied: ${created.length} created, ${revived.length} revived, ${updated.length} changed, ` +
+      `${retired.length} retired, ${unchanged.length} unchanged; regions ${regions.join(', ')}`,
+  );
+  for (const server of created) tellFleetChange(log, { event: 'server_created', server, by: 'fleet' });
+  for (const server of revived) tellFleetChange(log, { event: 'server_revived', server, by: 'fleet' });
+  for (const server of retired) tellFleetChange(log, { event: 'server_retired', server, by: 'fleet' });
+  return summary;
 }
 
 /**
  * At start, every stored credential goes under the current key (plaintext rows from before
  * encryption, rows sealed under MCP_FLEET_SECRET_KEY_PREVIOUS). Refuses to start when there is no
  * key but stored credentials (SecretKeyError), or when an active server's credentials cannot be
- * opened (CredentialsUnreadableError): a wrong key would otherwise fail every probe quietly.
+ * unsealed (CredentialsUnreadableError): a wrong key would otherwise fail every probe quietly.
  */
 async function sealCredentials(store: Store, log: Logger): Promise<void> {
   const report = await sealStoredCredentials(store.db);
@@ -338,29 +206,4 @@ async function sealCredentials(store: Store, log: Logger): Promise<void> {
         `(current key ${store.keyring?.id}): ${active.map((u) => u.reason).join('; ')}. ` +
         'Set MCP_FLEET_SECRET_KEY to the key they were sealed with, or the old one in MCP_FLEET_SECRET_KEY_PREVIOUS.',
     );
-}
-
-/**
- * Per-server state for the gauges: the newest-supported test's revision, up as the worst state
- * across every test in the region (server-health.ts, as the API and the dashboard judge it), failing pins.
- */
-async function serverStates(store: Store): Promise<ServerState[]> {
-  const out: ServerState[] = [];
-  for (const s of await serversOverview(store.db)) {
-    for (const { region, state } of s.byRegion) {
-      const newest = s.tests.find((t) => t.mode === 'newest')?.states.find((st) => st.region === region);
-      const revision = newest?.currentRevision ?? null;
-      out.push({
-        server: s.name,
-        region,
-        revision,
-        era: isRevision(revision) ? revisionInfo(revision).era : null,
-        up: state ? !state.failing : null,
-        failingPinnedTests: s.tests.filter(
-          (t) => t.mode === 'pinned' && t.states.some((st) => st.region === region && st.failing),
-        ).length,
-      });
-    }
-  }
-  return out;
 }

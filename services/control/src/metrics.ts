@@ -1,7 +1,10 @@
 // Control's /metrics: the scheduler and ingest at work, and per-server state gauges for alerting.
 // Labels stay bounded: server names are the operator's fleet, never URLs, ids or sessions. Label
 // names and values follow the agents' convention: revisions in `*_version` labels, lower-case values.
+import type { Bus } from '@mcp-fleet/bus';
 import { collectProcessMetrics, revisionLabel } from '@mcp-fleet/bus/metrics';
+import { isRevision, revisionInfo } from '@mcp-fleet/probe';
+import { listAgents, type Store, serversOverview } from '@mcp-fleet/store';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export interface ServerState {
@@ -129,3 +132,42 @@ export function createControlMetrics(sources: ControlMetricsSources) {
 }
 
 export type ControlMetrics = ReturnType<typeof createControlMetrics>;
+
+/** What control's gauges read: the store's servers and agents, the bus's poison count. */
+export function controlMetricsSources(store: Store, bus: Bus): ControlMetricsSources {
+  return {
+    poison: () => bus.stats().poison,
+    serverStates: () => serverStates(store),
+    agentsSeen: async () => {
+      const byRegion = new Map<string, number>();
+      for (const a of await listAgents(store.db))
+        if (!a.stale) byRegion.set(a.region, (byRegion.get(a.region) ?? 0) + 1);
+      return [...byRegion].map(([region, count]) => ({ region, count }));
+    },
+  };
+}
+
+/**
+ * Per-server state for the gauges: the newest-supported test's revision, up as the worst state
+ * across every test in the region (server-health.ts, as the API and the dashboard judge it), failing pins.
+ */
+async function serverStates(store: Store): Promise<ServerState[]> {
+  const out: ServerState[] = [];
+  for (const s of await serversOverview(store.db)) {
+    for (const { region, state } of s.byRegion) {
+      const newest = s.tests.find((t) => t.mode === 'newest')?.states.find((st) => st.region === region);
+      const revision = newest?.currentRevision ?? null;
+      out.push({
+        server: s.name,
+        region,
+        revision,
+        era: isRevision(revision) ? revisionInfo(revision).era : null,
+        up: state ? !state.failing : null,
+        failingPinnedTests: s.tests.filter(
+          (t) => t.mode === 'pinned' && t.states.some((st) => st.region === region && st.failing),
+        ).length,
+      });
+    }
+  }
+  return out;
+}

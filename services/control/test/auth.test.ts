@@ -10,8 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { type Bus, createLogger, createMemoryBus } from '@mcp-fleet/bus';
+import { type Bus, createMemoryBus } from '@mcp-fleet/bus';
 import { ConfigError } from '@mcp-fleet/config';
+import { createLogger } from '@mcp-fleet/log';
 import { openStore, type Store, servers as serversTable, tests as testsTable } from '@mcp-fleet/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {

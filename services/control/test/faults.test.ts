@@ -7,8 +7,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connectNatsBus, createLogger, type Job, type NatsBus } from '@mcp-fleet/bus';
+import { connectNatsBus, type Job, type NatsBus } from '@mcp-fleet/bus';
 import { type CheapFleet, type Sim, startCheapFleet, startSim } from '@mcp-fleet/fleet-sim';
+import { createLogger } from '@mcp-fleet/log';
 import { listActiveTests, openStore, type Store } from '@mcp-fleet/store';
 import {
   createTestDatabase,

@@ -18,7 +18,7 @@ import {
 import { type AddressInfo, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Bus, createLogger, createMemoryBus } from '@mcp-fleet/bus';
+import { type Bus, createMemoryBus } from '@mcp-fleet/bus';
 import {
   fleetFromObject,
   headerMap,
@@ -28,6 +28,7 @@ import {
   serverName,
   targetUrl,
 } from '@mcp-fleet/config';
+import { createLogger } from '@mcp-fleet/log';
 import { openStore, type Store, servers as serversTable, tests as testsTable } from '@mcp-fleet/store';
 import { takeViolations } from '@mcp-fleet/testkit/loopback-guard';
 import fc from 'fast-check';

@@ -2,7 +2,7 @@
 // an era move, a downgrade, a pinned test failing and recovering — is one log line with a stable
 // `event` field, told once (more runs in the same state say nothing), from real drifting servers.
 import { Writable } from 'node:stream';
-import { createLogger } from '@mcp-fleet/bus';
+import { createLogger } from '@mcp-fleet/log';
 import { waitFor } from '@mcp-fleet/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Monitor, REGIONS, startMonitor } from './support';

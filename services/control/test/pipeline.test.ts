@@ -295,7 +295,7 @@ describe.each<[Flavour]>([['postgres+nats'], ['pglite+memory']])('the pipeline o
           metricsPort: null,
           processMetrics: false,
           ackWaitMs: 4_000,
-          floor: LOOPBACK_FLOOR,
+          probeFloor: LOOPBACK_FLOOR,
         });
         try {
           const rows = await waitFor(

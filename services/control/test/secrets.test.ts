@@ -13,26 +13,22 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Agent, startAgent } from '@mcp-fleet/agent';
-import { type Bus, createLogger, createMemoryBus, type Job } from '@mcp-fleet/bus';
+import { CredentialsUnreadableError, isSealed, Keyring, SecretKeyError, sealedBy, useKeyring } from '@mcp-fleet/auth';
+import { type Bus, createMemoryBus, type Job } from '@mcp-fleet/bus';
 import { SIM_BEARER_TOKEN, type Sim, startSim } from '@mcp-fleet/fleet-sim';
+import { createLogger } from '@mcp-fleet/log';
 import { maskUrl } from '@mcp-fleet/probe';
 import {
   agents as agentsTable,
-  CredentialsUnreadableError,
   createServer as createFleetServer,
   detections,
   eraMoves,
-  isSealed,
-  Keyring,
   openStore,
   runs,
-  SecretKeyError,
   type Store,
-  sealedBy,
   servers,
   testStates,
   tests as testsTable,
-  useKeyring,
 } from '@mcp-fleet/store';
 import { waitFor } from '@mcp-fleet/testkit';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -296,7 +292,7 @@ beforeAll(async () => {
         metricsPort: 0,
         heartbeatMs: 500,
         processMetrics: false,
-        floor: LOOPBACK_FLOOR,
+        probeFloor: LOOPBACK_FLOOR,
       }),
     ),
   );
@@ -558,7 +554,7 @@ describe('control and the secret key', () => {
     expect(keyLines.some((l) => l.includes('stored credentials sealed under the current key'))).toBe(true);
     const [row] = await keyStore.db.select({ headers: servers.headers }).from(servers);
     expect(sealedBy(row!.headers.Authorization!)).toBe(rotated.id);
-    // Now the new key alone opens everything.
+    // Now the new key alone unseals everything.
     useKeyring(new Keyring(newKey));
     await (await start()).stop();
   });

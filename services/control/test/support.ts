@@ -7,8 +7,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Agent, startAgent } from '@mcp-fleet/agent';
-import { type Bus, connectNatsBus, createLogger, createMemoryBus, type Logger, type NatsBus } from '@mcp-fleet/bus';
+import { type Bus, connectNatsBus, createMemoryBus, type NatsBus } from '@mcp-fleet/bus';
 import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
+import { createLogger, type Logger } from '@mcp-fleet/log';
 import { openStore, type Store } from '@mcp-fleet/store';
 import { createTestDatabase, type TestDatabase } from '@mcp-fleet/testkit';
 import { type Control, parseFleet, startControl } from '../src';
@@ -112,7 +113,7 @@ export async function startMonitor(
               metricsPort: null,
               processMetrics: false,
               heartbeatMs: 500,
-              floor: LOOPBACK_FLOOR,
+              probeFloor: LOOPBACK_FLOOR,
             }),
           ),
         );

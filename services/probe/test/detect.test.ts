@@ -50,7 +50,7 @@ describe('detection of real SDK servers', () => {
   });
 
   // The sentences of a detection: docs/protocol.md#detection.
-  it('says one sentence per revision, in the words of seed 001', async () => {
+  it('says one sentence per revision, in the words of docs/protocol.md (detection)', async () => {
     const d = await detect(fleet().target('modern').url);
     const sentences = d.revisions.map((r) => r.sentence);
     expect(sentences).toContain('2026-07-28 (stateless): supported. This is the current protocol revision.');

@@ -22,7 +22,7 @@ describe('the revision table', () => {
   });
 
   // The rules: docs/protocol.md#revisions-generations-and-eras and #the-mcp-protocol-version-header.
-  it('carries generation, era, note and the MCP-Protocol-Version rule of seed 001', () => {
+  it('carries generation, era, note and the MCP-Protocol-Version header rule (docs/protocol.md: revisions, the header)', () => {
     const rows = REVISIONS.map((r) => [r.revision, r.generation, r.era, r.note, r.protocolVersionHeader]);
     expect(rows).toEqual([
       ['2024-11-05', 'HTTP+SSE transport', 'legacy', 'deprecated, eligible for removal', 'never'],

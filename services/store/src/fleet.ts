@@ -1,29 +1,30 @@
 // The fleet: servers and their tests. Retiring keeps history; nothing here deletes a row.
-// Header values and a URL's credentials are sealed on the way in and opened on the way out
+// Header values and a URL's credentials are sealed on the way in and unsealed on the way out
 // (credentials.ts): the database only ever holds them encrypted. Callers of these functions see
 // header values in plaintext, `url` in its display form (credentials masked) and the whole URL,
 // to probe, as `target`.
-import { hasUrlCredentials, isRevision, type Revision } from '@mcp-fleet/probe';
-import { and, asc, desc, eq, inArray, isNotNull, isNull, sql } from 'drizzle-orm';
+
 import {
   CredentialsUnreadableError,
   currentKeyring,
   KEY_HINT,
   needsReseal,
-  openHeaders,
-  openUrl,
   SECRET_KEY_ENV,
   SecretKeyError,
   sealHeaders,
   sealUrl,
+  unsealHeaders,
+  unsealUrl,
   urlNeedsSeal,
-} from './credentials';
+} from '@mcp-fleet/auth';
+import { hasUrlCredentials, isRevision, type Revision } from '@mcp-fleet/probe';
+import { and, asc, desc, eq, inArray, isNotNull, isNull, sql } from 'drizzle-orm';
 import type { Db } from './db';
 import { DuplicateNameError, pgCode, withoutParams } from './errors';
 import { KeptCredentialsError, keptHeaders, keptUrl } from './kept-credentials';
 import { eraMoves, servers, testStates, tests } from './schema';
 
-/** A server as callers see it: `url` as it may be shown, `target` the whole URL a probe goes to, headers opened. */
+/** A server as callers see it: `url` as it may be shown, `target` the whole URL a probe goes to, headers unsealed. */
 export type Server = typeof servers.$inferSelect & { target: string };
 /** A server after updateServer: and the stored headers it dropped because its URL moved to another origin. */
 export type UpdatedServer = Server & { headersDropped: string[] };
@@ -65,11 +66,11 @@ export interface ActiveTest {
   serverName: string;
   /** As it may be shown (credentials masked). */
   url: string;
-  /** The whole URL, for the jobs; `url` when it cannot be opened (see credentialsError). */
+  /** The whole URL, for the jobs; `url` when it cannot be unsealed (see credentialsError). */
   target: string;
-  /** Plaintext, for the jobs; empty when they cannot be opened (see credentialsError). */
+  /** Plaintext, for the jobs; empty when they cannot be unsealed (see credentialsError). */
   headers: Record<string, string>;
-  /** Why the server's stored credentials cannot be opened (wrong key, altered), else null: do not probe it. */
+  /** Why the server's stored credentials cannot be unsealed (wrong key, altered), else null: do not probe it. */
   credentialsError: string | null;
   regions: string[] | null;
   intervalMs: number;
@@ -81,19 +82,19 @@ export interface ActiveTest {
 
 type Row = typeof servers.$inferSelect;
 
-/** A row as callers see it: its URL and headers opened. Throws SecretKeyError / CredentialsUnreadableError. */
-function opened(row: Row): Server {
+/** A row as callers see it: its URL and headers unsealed. Throws SecretKeyError / CredentialsUnreadableError. */
+function unsealed(row: Row): Server {
   return {
     ...row,
-    target: openUrl(row.url, row.urlSealed, row.name),
-    headers: openHeaders(row.headers, row.url, row.name),
+    target: unsealUrl(row.url, row.urlSealed, row.name),
+    headers: unsealHeaders(row.headers, row.url, row.name),
   };
 }
 
-/** Active servers, credentials opened (throws when one cannot be: see sealStoredCredentials). */
+/** Active servers, credentials unsealed (throws when one cannot be: see sealStoredCredentials). */
 export async function listActiveServers(db: Db): Promise<Server[]> {
   const rows = await db.select().from(servers).where(isNull(servers.retiredAt)).orderBy(asc(servers.name));
-  return rows.map(opened);
+  return rows.map(unsealed);
 }
 
 /** The active server with this name (a retired one may share it). */
@@ -102,13 +103,13 @@ export async function getServerByName(db: Db, name: string): Promise<Server | nu
     .select()
     .from(servers)
     .where(and(eq(servers.name, name), isNull(servers.retiredAt)));
-  return row ? opened(row) : null;
+  return row ? unsealed(row) : null;
 }
 
-/** A server by id, retired or not, credentials opened. */
+/** A server by id, retired or not, credentials unsealed. */
 export async function getServer(db: Db, id: string): Promise<Server | null> {
   const [row] = await db.select().from(servers).where(eq(servers.id, id));
-  return row ? opened(row) : null;
+  return row ? unsealed(row) : null;
 }
 
 /** When the first of the servers with these names was created, retired ones included; null when none was. */
@@ -171,11 +172,11 @@ export async function updateServer(db: Db, id: string, patch: ServerPatch): Prom
         .where(and(eq(servers.id, id), isNull(servers.retiredAt)))
         .for('update');
       if (!row) return null;
-      // The stored URL is opened only when the patch keeps a masked part of it.
+      // The stored URL is unsealed only when the patch keeps a masked part of it.
       const stored = {
         url: row.url,
         get target() {
-          return openUrl(row.url, row.urlSealed, row.name);
+          return unsealUrl(row.url, row.urlSealed, row.name);
         },
       };
       const url = patch.url === undefined ? row.url : keptUrl(stored, patch.url);
@@ -192,7 +193,7 @@ export async function updateServer(db: Db, id: string, patch: ServerPatch): Prom
       .where(and(eq(servers.id, id), isNull(servers.retiredAt)))
       .returning();
     if (!row) return null;
-    return { ...opened(row), headersDropped };
+    return { ...unsealed(row), headersDropped };
   };
   try {
     return await db.transaction(write);
@@ -211,7 +212,7 @@ export async function updateServer(db: Db, id: string, patch: ServerPatch): Prom
 export interface SealReport {
   /** Servers whose credentials were (re-)sealed under the current key: plaintext rows from before encryption, or older keys. */
   resealed: string[];
-  /** Servers whose credentials no key at hand opens. */
+  /** Servers whose credentials no key at hand unseals. */
   unreadable: { id: string; name: string; retired: boolean; reason: string }[];
 }
 
@@ -220,7 +221,7 @@ export interface SealReport {
  * values from before encryption — header values, and URLs with credentials, which get their
  * display form — and values sealed under a previous key are sealed again. Without a key it throws
  * SecretKeyError if any server (retired ones included) has credentials: they could neither be
- * stored safely nor opened.
+ * stored safely nor unsealed.
  */
 export async function sealStoredCredentials(db: Db): Promise<SealReport> {
   const keyring = currentKeyring();
@@ -249,8 +250,8 @@ export async function sealStoredCredentials(db: Db): Promise<SealReport> {
       let plain: Record<string, string>;
       let target: string;
       try {
-        target = openUrl(row.url, row.urlSealed, row.name, keyring);
-        plain = openHeaders(row.headers, row.url, row.name, keyring);
+        target = unsealUrl(row.url, row.urlSealed, row.name, keyring);
+        plain = unsealHeaders(row.headers, row.url, row.name, keyring);
       } catch (err) {
         report.unreadable.push({ id: row.id, name: row.name, retired: row.retiredAt !== null, reason: message(err) });
         continue;
@@ -385,10 +386,10 @@ export async function listActiveTests(db: Db, serverId?: string): Promise<Active
     let target = r.url;
     let credentialsError: string | null = null;
     try {
-      target = openUrl(r.url, urlSealed, r.serverName);
-      headers = openHeaders(r.headers, r.url, r.serverName);
+      target = unsealUrl(r.url, urlSealed, r.serverName);
+      headers = unsealHeaders(r.headers, r.url, r.serverName);
     } catch (err) {
-      // One server whose credentials cannot be opened must not stop the others being probed.
+      // One server whose credentials cannot be unsealed must not stop the others being probed.
       credentialsError = message(err);
     }
     return { ...r, target, headers, credentialsError, currentRevisions: r.currentRevisions ?? {} };

@@ -31,7 +31,7 @@ export const servers = pgTable(
     /**
      * Request headers (credentials): names as given, each value sealed (AES-256-GCM, credentials.ts),
      * `mcpfleet:v1:<key id>:<iv>:<tag>:<ciphertext>`. Read and write them through fleet.ts, which
-     * seals and opens them; rows from before encryption hold plaintext until control re-seals them.
+     * seals and unseals them; rows from before encryption hold plaintext until control re-seals them.
      */
     headers: jsonb('headers').$type<Record<string, string>>().notNull().default({}),
     /** Regions that probe it; null = every region of the fleet. */

@@ -1,148 +1,49 @@
 // Credentials at rest: header values are sealed (AES-256-GCM, a versioned envelope naming the
-// key) before they reach the database and opened by the store functions; keys rotate; rows from
+// key) before they reach the database and unsealed by the store functions; keys rotate; rows from
 // before encryption stay readable and are sealed at start; without a key nothing is stored in
 // the clear. Against both databases, reading the raw column.
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import {
+  CredentialsUnreadableError,
+  currentKeyring,
+  Keyring,
+  keyId,
+  SecretKeyError,
+  sealedBy,
+  useKeyring,
+} from '@mcp-fleet/auth';
 import { URL_MASK } from '@mcp-fleet/probe';
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
-  CredentialsUnreadableError,
   createServer,
   createTest,
-  currentKeyring,
   embeddedKeyFile,
   getServer,
-  isSealed,
   KeptCredentialsError,
-  Keyring,
   keptHeaders,
   keptUrl,
-  keyId,
   listActiveServers,
   listActiveTests,
-  loadKeyring,
   openStore,
-  parseSecretKey,
-  SecretKeyError,
   type Store,
-  sealedBy,
   sealStoredCredentials,
   servers,
   serversOverview,
   updateServer,
-  useKeyring,
 } from '../src';
 import { BACKENDS } from './backends';
 
 const key = () => randomBytes(32);
 const ENVELOPE = /^mcpfleet:v1:[0-9a-f]{16}:[A-Za-z0-9_-]{16}:[A-Za-z0-9_-]{22}:[A-Za-z0-9_-]*$/;
-
-describe('the keyring', () => {
-  it('seals each value under a fresh IV in a versioned envelope naming the key, and opens it again', () => {
-    const k = key();
-    const ring = new Keyring(k);
-    const a = ring.seal('Bearer hunter2', 'ctx');
-    const b = ring.seal('Bearer hunter2', 'ctx');
-    expect(a).toMatch(ENVELOPE);
-    expect(a).not.toBe(b);
-    expect(a).not.toContain('hunter2');
-    expect(sealedBy(a)).toBe(keyId(k));
-    expect(ring.id).toBe(keyId(k));
-    expect(ring.open(a, 'ctx')).toBe('Bearer hunter2');
-    expect(ring.open(ring.seal('', 'ctx'), 'ctx')).toBe('');
-    expect(isSealed(a)).toBe(true);
-    expect(isSealed('Bearer hunter2')).toBe(false);
-  });
-
-  it('refuses an altered value, another context, or a key it does not hold', () => {
-    const k = key();
-    const ring = new Keyring(k);
-    const sealed = ring.seal('Bearer hunter2', 'ctx');
-    const parts = sealed.split(':');
-    const flip = (s: string) => (s[0] === 'A' ? `B${s.slice(1)}` : `A${s.slice(1)}`);
-    for (const i of [3, 4, 5]) {
-      const altered = parts.map((p, j) => (j === i ? flip(p) : p)).join(':');
-      expect(() => ring.open(altered, 'ctx')).toThrow(CredentialsUnreadableError);
-    }
-    expect(() => ring.open(sealed, 'other')).toThrow(/does not authenticate/);
-    const other = new Keyring(key());
-    expect(() => other.open(sealed, 'ctx')).toThrow(`sealed under key ${ring.id}, which is neither`);
-    // A previous key opens what it sealed; the current one seals.
-    const rotated = new Keyring(key(), { previous: [k] });
-    expect(rotated.open(sealed, 'ctx')).toBe('Bearer hunter2');
-    expect(rotated.isCurrent(sealed)).toBe(false);
-    expect(sealedBy(rotated.seal('x', 'ctx'))).toBe(rotated.id);
-  });
-
-  it('reads keys as hex, base64 or base64url, and says what is wrong without repeating the key', () => {
-    const k = key();
-    expect(parseSecretKey(k.toString('hex'), 'K')).toEqual(k);
-    expect(parseSecretKey(` ${k.toString('base64')}\n`, 'K')).toEqual(k);
-    expect(parseSecretKey(k.toString('base64url'), 'K')).toEqual(k);
-    const short = randomBytes(16).toString('base64');
-    expect(() => parseSecretKey(short, 'MCP_FLEET_SECRET_KEY')).toThrow(
-      /^MCP_FLEET_SECRET_KEY must be 32 random bytes as base64 or hex.*; it decodes to 16 bytes$/,
-    );
-    const err = (() => {
-      try {
-        parseSecretKey('not a key: hunter2!', 'MCP_FLEET_SECRET_KEY');
-      } catch (e) {
-        return e as Error;
-      }
-    })();
-    expect(err).toBeInstanceOf(SecretKeyError);
-    expect(err?.message).not.toContain('hunter2');
-  });
-});
-
 const ringOf = (k: Buffer, previous: Buffer[] = []) => new Keyring(k, { previous, source: 'test' });
 
-describe('where the key comes from', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'mcpfleet-keys-'));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-  it('takes MCP_FLEET_SECRET_KEY, or a file, with previous keys for reading', () => {
-    const k = key();
-    const old = key();
-    const ring = loadKeyring({
-      env: { MCP_FLEET_SECRET_KEY: k.toString('base64'), MCP_FLEET_SECRET_KEY_PREVIOUS: ` ${old.toString('hex')} ` },
-    })!;
-    expect(ring.id).toBe(keyId(k));
-    expect(ring.ids).toEqual([keyId(k), keyId(old)]);
-    expect(ring.source).toBe('MCP_FLEET_SECRET_KEY');
-    const file = join(dir, 'mounted.key');
-    writeFileSync(file, `${k.toString('hex')}\n`);
-    expect(loadKeyring({ env: { MCP_FLEET_SECRET_KEY_FILE: file } })!.id).toBe(keyId(k));
-    expect(() =>
-      loadKeyring({ env: { MCP_FLEET_SECRET_KEY: k.toString('hex'), MCP_FLEET_SECRET_KEY_FILE: file } }),
-    ).toThrow('set MCP_FLEET_SECRET_KEY or MCP_FLEET_SECRET_KEY_FILE, not both');
-    expect(() => loadKeyring({ env: { MCP_FLEET_SECRET_KEY_FILE: join(dir, 'missing') } })).toThrow(
-      /cannot read MCP_FLEET_SECRET_KEY_FILE .*missing: ENOENT/,
-    );
-    expect(() => loadKeyring({ env: { MCP_FLEET_SECRET_KEY_PREVIOUS: old.toString('hex') } })).toThrow(
-      'MCP_FLEET_SECRET_KEY_PREVIOUS is set but MCP_FLEET_SECRET_KEY is not',
-    );
-  });
-
-  it('has none for Postgres without a key, and makes one (0600) beside an embedded database', () => {
-    expect(loadKeyring({ env: {} })).toBeNull();
-    const path = embeddedKeyFile(join(dir, 'embedded', 'pgdata'));
-    expect(path).toBe(join(dir, 'embedded', 'secret.key'));
-    const logs: string[] = [];
-    const first = loadKeyring({ env: {}, embeddedKeyFile: path, log: (m) => logs.push(m) })!;
-    expect(statSync(path).mode & 0o777).toBe(0o600);
-    expect(logs.join('\n')).toContain(`generated the key that seals stored credentials: ${path}`);
-    expect(logs.join('\n')).not.toContain(readFileSync(path, 'utf8').trim());
-    // The same key next time.
-    expect(loadKeyring({ env: {}, embeddedKeyFile: path })!.id).toBe(first.id);
-    // An explicit key takes over; what the generated one sealed still opens.
-    const k = key();
-    const explicit = loadKeyring({ env: { MCP_FLEET_SECRET_KEY: k.toString('hex') }, embeddedKeyFile: path })!;
-    expect(explicit.ids).toEqual([keyId(k), first.id]);
+describe('the key of an embedded database', () => {
+  it('lives beside its data directory', () => {
+    expect(embeddedKeyFile(join('/data', 'embedded', 'pgdata'))).toBe(join('/data', 'embedded', 'secret.key'));
   });
 });
 
@@ -183,7 +84,7 @@ describe.each(BACKENDS)('stored credentials on %s', (_name, make) => {
     expect(t).toMatchObject({ headers: s.headers, credentialsError: null });
   });
 
-  it('stay on their origin: a URL moved elsewhere drops them unless given again, and a moved seal does not open', async () => {
+  it('stay on their origin: a URL moved elsewhere drops them unless given again, and a moved seal does not unseal', async () => {
     const s = await make1({ Authorization: 'Bearer planted-3' });
     const before = await raw(s.id);
     // Same origin: the seal stays.
@@ -259,16 +160,16 @@ describe.each(BACKENDS)('stored credentials on %s', (_name, make) => {
     expect((await sealStoredCredentials(store.db)).resealed).toEqual([]);
   });
 
-  it('move to a new key: the previous one still opens, and start re-seals everything under the new one', async () => {
+  it('move to a new key: the previous one still unseals, and start re-seals everything under the new one', async () => {
     const a = key();
     const b = key();
     useKeyring(ringOf(a));
     const s = await make1({ Authorization: 'Bearer rotate-planted' });
     expect(sealedBy((await raw(s.id)).Authorization!)).toBe(keyId(a));
-    // B alone cannot open it.
+    // B alone cannot unseal it.
     useKeyring(ringOf(b));
     await expect(getServer(store.db, s.id)).rejects.toThrow(`sealed under key ${keyId(a)}`);
-    // B with A as previous opens it, and start seals it under B.
+    // B with A as previous unseals it, and start seals it under B.
     useKeyring(ringOf(b, [a]));
     expect((await getServer(store.db, s.id))!.headers).toEqual({ Authorization: 'Bearer rotate-planted' });
     const report = await sealStoredCredentials(store.db);
@@ -321,7 +222,7 @@ describe.each(BACKENDS)('a URL with credentials on %s', (_name, make) => {
   const make1 = (url: string, headers: Record<string, string> = {}) =>
     createServer(store.db, { name: name(), url, headers, intervalMs: 60_000, timeoutMs: 10_000 });
 
-  it('is stored masked, sealed whole beside it, and opened as the target a probe goes to', async () => {
+  it('is stored masked, sealed whole beside it, and unsealed as the target a probe goes to', async () => {
     const s = await make1(FULL, { Authorization: 'Bearer h-planted' });
     expect(s).toMatchObject({ url: SHOWN, target: FULL });
     const text = await rowText(s.id);
@@ -368,7 +269,7 @@ describe.each(BACKENDS)('a URL with credentials on %s', (_name, make) => {
     await expect(make1(SHOWN)).rejects.toThrow(/nothing is stored here: give the value itself/);
   });
 
-  it('written in the clear before is read as it is, and sealed at start; a seal moved to another host does not open', async () => {
+  it('written in the clear before is read as it is, and sealed at start; a seal moved to another host does not unseal', async () => {
     const s = await make1('https://127.0.0.1:8443/mcp');
     await store.db.update(servers).set({ url: FULL }).where(eq(servers.id, s.id));
     expect((await getServer(store.db, s.id))!.target).toBe(FULL);

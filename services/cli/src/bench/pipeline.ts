@@ -30,18 +30,10 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { type Agent, startAgent } from '@mcp-fleet/agent';
-import {
-  type Bus,
-  connectNatsBus,
-  createLogger,
-  type Delivery,
-  type Job,
-  type Logger,
-  type NatsBus,
-  type Result,
-} from '@mcp-fleet/bus';
+import { type Bus, connectNatsBus, type Delivery, type Job, type NatsBus, type Result } from '@mcp-fleet/bus';
 import { type Control, parseFleet, startControl } from '@mcp-fleet/control';
 import { startCheapFleet } from '@mcp-fleet/fleet-sim';
+import { createLogger, type Logger } from '@mcp-fleet/log';
 import { openStore, type Store } from '@mcp-fleet/store';
 import { columns } from '../table';
 
@@ -102,7 +94,7 @@ async function childMain(role: string, args: string[]): Promise<void> {
     processMetrics: false,
     stopGraceMs: 5_000,
     log,
-    floor: LOOPBACK_FLOOR,
+    probeFloor: LOOPBACK_FLOOR,
   });
   let stopping: Promise<void> | undefined;
   const stop = () => {
@@ -343,7 +335,7 @@ async function runPass(cfg: Config, fleet: Child, urls: readonly string[], admin
         processMetrics: false,
         stopGraceMs: 5_000,
         log: benchLogger('agent'),
-        floor: LOOPBACK_FLOOR,
+        probeFloor: LOOPBACK_FLOOR,
       });
     } else {
       for (let i = 0; i < cfg.agentProcs; i++) {

@@ -1,6 +1,7 @@
 import { startAgent, startTracing } from '@mcp-fleet/agent';
-import { createLogger, openBus } from '@mcp-fleet/bus';
+import { openBus } from '@mcp-fleet/bus';
 import { agentEnv, parseEnv } from '@mcp-fleet/config';
+import { createLogger } from '@mcp-fleet/log';
 import { describeRanges } from '@mcp-fleet/probe';
 import { parse, positiveInt } from '../args';
 import { assertFree, inUse, type Listener } from '../in-use';
@@ -67,7 +68,7 @@ export async function agentCommand(args: string[], out: (s: string) => void): Pr
   const tracing = startTracing({ serviceName: 'mcp-fleet-agent', url: settings.tracing.url });
   let agent: Awaited<ReturnType<typeof startAgent>>;
   try {
-    agent = await startAgent({ bus, region, log, concurrency, metricsPort, host, ackWaitMs, floor });
+    agent = await startAgent({ bus, region, log, concurrency, metricsPort, host, ackWaitMs, probeFloor: floor });
   } catch (err) {
     const taken = inUse(err, listeners);
     if (!taken) throw err;

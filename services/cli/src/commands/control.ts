@@ -1,4 +1,5 @@
-import { createLogger, openBus } from '@mcp-fleet/bus';
+import { CredentialsUnreadableError, SecretKeyError } from '@mcp-fleet/auth';
+import { openBus } from '@mcp-fleet/bus';
 import {
   type ApiAuthSettings,
   controlEnv,
@@ -8,8 +9,9 @@ import {
   secretEnv,
 } from '@mcp-fleet/config';
 import { API_AUTH_HOW, ApiAuth, AuthConfigError, assertSafeBind, startControl } from '@mcp-fleet/control';
+import { createLogger } from '@mcp-fleet/log';
 import { isLoopbackAddress } from '@mcp-fleet/probe';
-import { CredentialsUnreadableError, openStore, SecretKeyError } from '@mcp-fleet/store';
+import { openStore } from '@mcp-fleet/store';
 import { parse } from '../args';
 import { embeddedDataDir } from '../data-dir';
 import { assertFree, InUseError, inUse, type Listener } from '../in-use';

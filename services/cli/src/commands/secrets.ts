@@ -21,11 +21,11 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { AuthConfigError } from '@mcp-fleet/auth/api-tokens';
+import { generateSecretKey, parseSecretKey, SecretKeyError } from '@mcp-fleet/auth/keyring';
 // Light imports only (config, subpaths; no bus, control or database): this runs at every `docker compose up`.
 import { assertRegion } from '@mcp-fleet/bus/region';
 import { ConfigError, controlEnv, parseEnv, webEnv } from '@mcp-fleet/config';
-import { AuthConfigError } from '@mcp-fleet/store/api-tokens';
-import { generateSecretKey, parseSecretKey, SecretKeyError } from '@mcp-fleet/store/credentials';
 import { webAuthFrom } from '@mcp-fleet/web/auth';
 import { EXIT, parseArgsError, UsageError } from '../usage';
 
@@ -182,7 +182,7 @@ export async function secretsCommand(args: string[], out: (s: string) => void): 
     }
   }
   // A new key from the environment must not strand what the old one sealed: the old key keeps
-  // opening (MCP_FLEET_SECRET_KEY_PREVIOUS) and control re-seals everything under the new one.
+  // unsealing (MCP_FLEET_SECRET_KEY_PREVIOUS) and control re-seals everything under the new one.
   const previous = (env.MCP_FLEET_SECRET_KEY_PREVIOUS || readSecret(join(dir, 'MCP_FLEET_SECRET_KEY_PREVIOUS')) || '')
     .split(',')
     .map((k) => k.trim())

@@ -1,10 +1,12 @@
 import { type Agent, startAgent, startTracing } from '@mcp-fleet/agent';
-import { type Bus, createLogger, openBus } from '@mcp-fleet/bus';
+import { CredentialsUnreadableError, SecretKeyError } from '@mcp-fleet/auth';
+import { type Bus, openBus } from '@mcp-fleet/bus';
 import { FleetFileError, loadFleetFile, parseEnv, parseFleet, secretEnv, upEnv } from '@mcp-fleet/config';
 import { API_AUTH_HOW, AuthConfigError, assertSafeBind, type Control, startControl } from '@mcp-fleet/control';
 import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
+import { createLogger } from '@mcp-fleet/log';
 import { describeRanges } from '@mcp-fleet/probe';
-import { CredentialsUnreadableError, openStore, SecretKeyError, type Store } from '@mcp-fleet/store';
+import { openStore, type Store } from '@mcp-fleet/store';
 import type { Dashboard } from '@mcp-fleet/web';
 import { webAuthFrom } from '@mcp-fleet/web/auth';
 import { parse, positiveInt } from '../args';
@@ -143,7 +145,7 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
     // On the first start the clock begins now, with the demo's servers just created.
     if (sim) stopDrift = playDemoDrift(sim, (await demoEpoch(store.db)) ?? new Date(), demoCycleMs);
     for (const [i, region] of fleet.regions.entries())
-      running.agents.push(await startAgent({ bus, region, metricsPort: agentPort + i, log, floor }));
+      running.agents.push(await startAgent({ bus, region, metricsPort: agentPort + i, log, probeFloor: floor }));
     if (!values['no-dashboard']) {
       // Loaded only here: Next.js takes seconds to import, which no other verb should pay.
       const { startDashboard } = await import('@mcp-fleet/web');

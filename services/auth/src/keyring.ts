@@ -1,15 +1,15 @@
 // Credentials at rest. A server's header values (its credentials) and a URL that carries any (a
 // user name, password or query values) are sealed with AES-256-GCM before they reach the database
-// and opened only where a probe needs them: the scheduler's jobs, a pinned test's first run, the
+// and unsealed only where a probe needs them: the scheduler's jobs, a pinned test's first run, the
 // dashboard's "keep the stored value". Header names stay readable (the dashboard shows them), and
 // the URL in its masked display form; values never are without the key.
 //
 // A sealed value is one string, `mcpfleet:v1:<key id>:<iv>:<tag>:<ciphertext>` (base64url parts):
 // the key id (16 hex digits of a hash of the key, never the key) says which key sealed it, so keys
-// can rotate: MCP_FLEET_SECRET_KEY seals, MCP_FLEET_SECRET_KEY_PREVIOUS still opens, and control
+// can rotate: MCP_FLEET_SECRET_KEY seals, MCP_FLEET_SECRET_KEY_PREVIOUS still unseals, and control
 // re-seals everything under the current key when it starts. Each value has its own random 12-byte
 // IV; the GCM tag authenticates it together with the server's origin and the header's name, so a
-// sealed credential copied to another header, another server or another host does not open.
+// sealed credential copied to another header, another server or another host does not unseal.
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -17,7 +17,7 @@ import { hasUrlCredentials, maskUrl } from '@mcp-fleet/probe';
 
 /** The key that seals credentials: 32 bytes, base64 or hex. */
 export const SECRET_KEY_ENV = 'MCP_FLEET_SECRET_KEY';
-/** Keys that still open what they sealed (comma-separated), while a rotation completes. */
+/** Keys that still unseal what they sealed (comma-separated), while a rotation completes. */
 export const PREVIOUS_SECRET_KEY_ENV = 'MCP_FLEET_SECRET_KEY_PREVIOUS';
 /** A file holding the key (a mounted secret), instead of MCP_FLEET_SECRET_KEY. */
 export const SECRET_KEY_FILE_ENV = 'MCP_FLEET_SECRET_KEY_FILE';
@@ -35,7 +35,7 @@ export class SecretKeyError extends Error {
   }
 }
 
-/** A stored credential that the keys at hand cannot open (another key sealed it, or it was altered). */
+/** A stored credential that the keys at hand cannot unseal (another key sealed it, or it was altered). */
 export class CredentialsUnreadableError extends Error {
   constructor(message: string) {
     super(message);
@@ -78,7 +78,7 @@ export function sealedBy(value: string): string | null {
   return ENVELOPE.exec(value)?.[1] ?? null;
 }
 
-/** The current key, which seals, and older ones, which only open. */
+/** The current key, which seals, and older ones, which only unseal. */
 export class Keyring {
   /** The current key's id. */
   readonly id: string;
@@ -99,12 +99,12 @@ export class Keyring {
     }
   }
 
-  /** Ids of every key that opens: the current one first. */
+  /** Ids of every key that unseals: the current one first. */
   get ids(): string[] {
     return [...this.#keys.keys()];
   }
 
-  /** Seal a value; `context` is authenticated with it and must be given again to open it. */
+  /** Seal a value; `context` is authenticated with it and must be given again to unseal it. */
   seal(plaintext: string, context: string): string {
     const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv('aes-256-gcm', this.#current, iv);
@@ -114,8 +114,8 @@ export class Keyring {
     return `${VERSION}${this.id}:${b64(iv)}:${b64(cipher.getAuthTag())}:${b64(ciphertext)}`;
   }
 
-  /** Open a sealed value; throws CredentialsUnreadableError when no key here sealed it or it was altered. */
-  open(value: string, context: string): string {
+  /** Unseal a sealed value; throws CredentialsUnreadableError when no key here sealed it or it was altered. */
+  unseal(value: string, context: string): string {
     const m = ENVELOPE.exec(value);
     if (!m) throw new CredentialsUnreadableError('not a sealed value');
     const [, id, iv, tag, ciphertext] = m as unknown as [string, string, string, string, string];
@@ -146,7 +146,7 @@ export class Keyring {
 // function that reads or writes credentials uses it (they take a transaction as readily as a database).
 let installed: Keyring | null = null;
 
-/** Make a keyring (or none) the one this process seals and opens credentials with. */
+/** Make a keyring (or none) the one this process seals and unseals credentials with. */
 export function useKeyring(keyring: Keyring | null): void {
   installed = keyring;
 }
@@ -185,7 +185,7 @@ export function loadKeyring(sources: KeyringSources = {}): Keyring | null {
 
   if (inline || file) {
     const current = inline ? parseSecretKey(inline, SECRET_KEY_ENV) : readKeyFile(file!, SECRET_KEY_FILE_ENV);
-    // Moving from the generated key to one of your own: what the generated key sealed still opens
+    // Moving from the generated key to one of your own: what the generated key sealed still unseals
     // (and control re-seals it under the new key).
     const generated = sources.embeddedKeyFile ? readKeyFileIfAny(sources.embeddedKeyFile) : undefined;
     return new Keyring(current, {
@@ -276,10 +276,10 @@ export function sealUrl(
 }
 
 /**
- * The URL a probe goes to: opened from its seal, or the stored one when there is none (no
+ * The URL a probe goes to: unsealed from its seal, or the stored one when there is none (no
  * credentials, or a row from before URLs were sealed, which control seals at start).
  */
-export function openUrl(
+export function unsealUrl(
   stored: string,
   sealed: string | null,
   server: string,
@@ -291,7 +291,7 @@ export function openUrl(
       `the URL of server ${JSON.stringify(server)} is sealed, and ${SECRET_KEY_ENV} is not set (${KEY_HINT})`,
     );
   try {
-    return keyring.open(sealed, urlContext(stored));
+    return keyring.unseal(sealed, urlContext(stored));
   } catch (err) {
     throw new CredentialsUnreadableError(`the URL of server ${JSON.stringify(server)}: ${(err as Error).message}`);
   }
@@ -319,10 +319,10 @@ export function sealHeaders(
 }
 
 /**
- * Open a server's stored headers. Plaintext values (written before encryption) pass as they are;
+ * Unseal a server's stored headers. Plaintext values (written before encryption) pass as they are;
  * sealed ones need the key that sealed them. `server` names the server in errors.
  */
-export function openHeaders(
+export function unsealHeaders(
   stored: Record<string, string>,
   url: string,
   server: string,
@@ -339,7 +339,7 @@ export function openHeaders(
         `the credentials of server ${JSON.stringify(server)} are sealed, and ${SECRET_KEY_ENV} is not set (${KEY_HINT})`,
       );
     try {
-      out[name] = keyring.open(value, headerContext(url, name));
+      out[name] = keyring.unseal(value, headerContext(url, name));
     } catch (err) {
       throw new CredentialsUnreadableError(
         `header ${JSON.stringify(name)} of server ${JSON.stringify(server)}: ${(err as Error).message}`,

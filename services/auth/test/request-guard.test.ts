@@ -2,7 +2,7 @@
 // Host allowlist against DNS rebinding, MCP_FLEET_ALLOWED_HOSTS and the loopback rule for binds.
 // Both header shapes (fetch's Headers, node:http's object) go through the same rules.
 import { describe, expect, it } from 'vitest';
-import { AuthConfigError } from '../src/api-tokens';
+import { AuthConfigError } from '../src';
 import {
   allowedHostsFromEnv,
   crossSiteRefusal,

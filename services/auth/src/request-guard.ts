@@ -2,7 +2,7 @@
 // (CSRF) and DNS rebinding, and the listening rule they rest on. Control (its router's gate) and the
 // dashboard (proxy.ts, its sign-in routes, its own server) use this one copy, so the two never
 // disagree on a Host, an Origin or an address. Pure string rules, no database: store exports it on
-// a sub-path of its own (@mcp-fleet/store/request-guard), beside api-tokens, because both callers
+// a sub-path of its own (@mcp-fleet/auth/request-guard), beside api-tokens, because both callers
 // already depend on store and the dashboard's proxy must bundle none of store's database code.
 //
 // The trust boundary is a web page in the user's browser: whatever a page can make the browser

@@ -1,0 +1,3 @@
+export * from './api-tokens';
+export * from './keyring';
+export * from './request-guard';

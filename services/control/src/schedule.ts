@@ -1,0 +1,150 @@
+// What control schedules: every active test in each of its regions (and a server's detection
+// where asked), read from the database into the Scheduler's entries. Read again after every change
+// to the fleet and every 30 s (a change made by another control, or by hand, is picked up too).
+import type { Bus } from '@mcp-fleet/bus';
+import type { Logger } from '@mcp-fleet/log';
+import { isRevision, type Revision } from '@mcp-fleet/probe';
+import { type ActiveTest, type Db, listActiveTests } from '@mcp-fleet/store';
+import type { ControlMetrics } from './metrics';
+import { type ScheduleEntry, Scheduler } from './scheduler';
+
+const RESCHEDULE_EVERY_MS = 30_000;
+
+export interface ScheduleOptions {
+  db: Db;
+  bus: Bus;
+  log: Logger;
+  metrics: ControlMetrics;
+  /** The fleet's regions as last applied. */
+  regions: () => string[];
+  /** The fleet's target policy as last applied, copied into every job. */
+  policy: () => { allow: string[]; deny: string[]; schemes?: string[] };
+  tickMs?: number | undefined;
+}
+
+export class Schedule {
+  readonly scheduler: Scheduler;
+  readonly #opts: ScheduleOptions;
+  /** Each (test, region)'s current revision: jobs carry it, ingest moves it. */
+  readonly #current = new Map<string, Revision>();
+  /** Servers not probed because their credentials cannot be opened, and why (said once). */
+  readonly #unreadable = new Map<string, string>();
+  #reloading: Promise<void> | undefined;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(opts: ScheduleOptions) {
+    this.#opts = opts;
+    const { metrics, log } = opts;
+    this.scheduler = new Scheduler({
+      bus: opts.bus,
+      currentRevision: (testId, region) => this.#current.get(key(testId, region)) ?? null,
+      policy: opts.policy,
+      tickMs: opts.tickMs,
+      onPublished: (job, lagMs, duplicate) => {
+        metrics.jobs.inc({ kind: job.kind, result: duplicate ? 'duplicate' : 'published' });
+        if (!duplicate) metrics.lag.observe(lagMs / 1000);
+      },
+      onError: (err, job) => {
+        metrics.jobs.inc({ kind: job.kind, result: 'error' });
+        log.warn(
+          { jobId: job.jobId, err: (err as Error).message },
+          'could not publish a job; will retry while its slot is fresh',
+        );
+      },
+    });
+  }
+
+  /** A run was recorded: its revision is the test's current one in that region. */
+  noteRun(testId: string, region: string, revision: Revision): void {
+    this.#current.set(key(testId, region), revision);
+  }
+
+  /** Read the schedule from the database now. */
+  async reload(): Promise<void> {
+    const regions = this.#opts.regions();
+    const entries: ScheduleEntry[] = [];
+    const detected = new Set<string>();
+    for (const t of await listActiveTests(this.#opts.db)) {
+      if (!this.#probeable(t)) continue;
+      for (const region of (t.regions ?? regions).filter((r) => regions.includes(r))) {
+        const cur = t.currentRevisions[region];
+        if (isRevision(cur)) this.#current.set(key(t.testId, region), cur);
+        entries.push(handshakeEntry(t, region));
+        if (t.detectionIntervalMs && !detected.has(`${t.serverId}|${region}`)) {
+          detected.add(`${t.serverId}|${region}`);
+          entries.push(detectionEntry(t, region, t.detectionIntervalMs));
+        }
+      }
+    }
+    this.scheduler.setEntries(entries);
+    this.#opts.metrics.entries.set(entries.length);
+  }
+
+  /** Read it again after any reading under way (the API answers a change before the schedule follows). */
+  reloadSoon(): void {
+    this.#reloading = (this.#reloading ?? Promise.resolve())
+      .then(() => this.reload())
+      .catch((err) => this.#opts.log.error({ err: (err as Error).message }, 'could not load the schedule'));
+  }
+
+  /** Publish jobs as they come due, and read the schedule again every 30 s. */
+  start(): void {
+    this.#timer = setInterval(() => this.reloadSoon(), RESCHEDULE_EVERY_MS);
+    this.#timer.unref();
+    this.scheduler.start();
+  }
+
+  stop(): void {
+    this.scheduler.stop();
+    clearInterval(this.#timer);
+  }
+
+  /** Probing without its credentials would only report auth_required: say why it is not probed, once. */
+  #probeable(t: ActiveTest): boolean {
+    if (!t.credentialsError) {
+      this.#unreadable.delete(t.serverId);
+      return true;
+    }
+    if (this.#unreadable.get(t.serverId) !== t.credentialsError)
+      this.#opts.log.error(
+        { server: t.serverName, reason: t.credentialsError },
+        'the server is not probed: its stored credentials cannot be opened',
+      );
+    this.#unreadable.set(t.serverId, t.credentialsError);
+    return false;
+  }
+}
+
+const key = (testId: string, region: string) => `${testId}|${region}`;
+
+function handshakeEntry(t: ActiveTest, region: string): ScheduleEntry {
+  return {
+    kind: 'handshake',
+    id: t.testId,
+    region,
+    serverId: t.serverId,
+    serverName: t.serverName,
+    testId: t.testId,
+    url: t.target,
+    headers: t.headers,
+    revision: t.mode === 'newest' ? 'newest' : (t.pinnedRevision as Revision),
+    intervalMs: t.intervalMs,
+    timeoutMs: t.timeoutMs,
+  };
+}
+
+function detectionEntry(t: ActiveTest, region: string, intervalMs: number): ScheduleEntry {
+  return {
+    kind: 'detection',
+    id: t.serverId,
+    region,
+    serverId: t.serverId,
+    serverName: t.serverName,
+    testId: null,
+    url: t.target,
+    headers: t.headers,
+    revision: null,
+    intervalMs,
+    timeoutMs: Math.min(t.timeoutMs, 20_000),
+  };
+}

@@ -1,0 +1,1 @@
+export { colourOn, createLogger, type LogFormat, type Logger, logFormat, prettyStream, REDACTED_PATHS } from './log';
