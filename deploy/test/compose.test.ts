@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { loadKeyring, withSecretFiles } from '@mcp-fleet/auth';
 import { connectNatsBus, type NatsBus } from '@mcp-fleet/bus';
 import { job, result } from '@mcp-fleet/bus/testing';
-import { agentEnv, parseEnv } from '@mcp-fleet/config';
+import { agentEnv, controlEnv, parseEnv, webEnv as webRoleEnv } from '@mcp-fleet/config';
 import { allowUnauthenticated, apiAuthFromEnv, assertSafeBind, isLoopbackHost, parseFleet } from '@mcp-fleet/control';
 import { type Sim, startSim, TARGET_NAMES } from '@mcp-fleet/fleet-sim';
 import { createLogger } from '@mcp-fleet/log';
@@ -356,7 +356,7 @@ describe('docker-compose.yml', () => {
           }),
         ).toThrow(/no authentication/);
         // The credentials key, and the database password for a URL without one.
-        expect(loadKeyring({ env })).not.toBeNull();
+        expect(loadKeyring(parseEnv(controlEnv, env).secretKey)).not.toBeNull();
         expect(new URL(env.DATABASE_URL!).password).toBe('');
         expect(withSecretFiles(env).PGPASSWORD).toBe(
           readFileSync(hostPath(services.postgres!, services.postgres!.environment!.POSTGRES_PASSWORD_FILE!), 'utf8'),
@@ -371,7 +371,9 @@ describe('docker-compose.yml', () => {
       expect(web.login(webEnv.MCP_FLEET_READ_TOKEN!)).toBe('read');
       expect(web.login('')).toBeNull();
       expect(apiAuthFromEnv(envOf('control')).identify(webEnv.MCP_FLEET_API_TOKEN!)).toBe('admin');
-      expect(loadKeyring({ env: envOf('web') })?.id).toBe(loadKeyring({ env: envOf('control') })?.id);
+      expect(loadKeyring(parseEnv(webRoleEnv, envOf('web')).secretKey)?.id).toBe(
+        loadKeyring(parseEnv(controlEnv, envOf('control')).secretKey)?.id,
+      );
     });
 
     it('starts NATS with its entrypoint, and control and each agent connect as their own users: the pipeline runs', async () => {

@@ -13,7 +13,13 @@ export async function getDb(): Promise<Db> {
     throw new Error(
       'The dashboard reads the fleet from Postgres: set DATABASE_URL, or run it inside `mcp-fleet up`, which shares its database.',
     );
-  s.opening ??= openStore({ databaseUrl, poolSize: 5 }).catch((err) => {
+  s.opening ??= openStore({
+    databaseUrl,
+    password: s.database?.password,
+    tls: s.database?.tls,
+    secretKey: s.secretKey,
+    poolSize: 5,
+  }).catch((err) => {
     s.opening = undefined;
     throw err;
   });

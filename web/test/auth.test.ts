@@ -12,7 +12,7 @@ import { type Bus, createMemoryBus } from '@mcp-fleet/bus';
 import { apiAuthFromEnv, type Control, parseFleet, startControl } from '@mcp-fleet/control';
 import { createLogger } from '@mcp-fleet/log';
 import { openStore, type Store } from '@mcp-fleet/store';
-import { createTestDatabase, type TestDatabase } from '@mcp-fleet/testkit';
+import { createTestDatabase, type TestDatabase, testKeyring } from '@mcp-fleet/testkit';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { POST as loginPost } from '../app/auth/login/route';
@@ -100,7 +100,7 @@ async function callAction(name: string, args: unknown[], opts: { cookie?: string
 
 beforeAll(async () => {
   db = await createTestDatabase('mcpfleet_web_auth');
-  store = await openStore({ databaseUrl: db.url });
+  store = await openStore({ databaseUrl: db.url, keyring: testKeyring() });
   await store.migrate();
   const log = createLogger('web-auth-test', 'silent');
   bus = createMemoryBus({ log });

@@ -1,7 +1,6 @@
 // Shared argument parsing. node:util's parseArgs does the parsing (no dependency needed for
 // flags this simple); this file turns its strings into checked values with clear errors.
 import { type ParseArgsConfig, parseArgs } from 'node:util';
-import { AuthConfigError, withSecretFiles } from '@mcp-fleet/auth/api-tokens';
 import { isRevision, REVISION_NAMES, type Revision, type RevisionChoice } from '@mcp-fleet/probe';
 import { parseArgsError, UsageError } from './usage';
 

@@ -11,7 +11,7 @@ import { type Bus, connectNatsBus, createMemoryBus, type NatsBus } from '@mcp-fl
 import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
 import { createLogger, type Logger } from '@mcp-fleet/log';
 import { openStore, type Store } from '@mcp-fleet/store';
-import { createTestDatabase, type TestDatabase } from '@mcp-fleet/testkit';
+import { createTestDatabase, type TestDatabase, testKeyring } from '@mcp-fleet/testkit';
 import { type Control, parseFleet, startControl } from '../src';
 
 export const NATS_URL = process.env.MCP_FLEET_TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -88,7 +88,7 @@ export async function startMonitor(
   let bus: Bus;
   if (flavour === 'postgres+nats') {
     db = await createTestDatabase('mcpfleet_ctl');
-    store = await openStore({ databaseUrl: db.url });
+    store = await openStore({ databaseUrl: db.url, keyring: testKeyring() });
     bus = await connectNatsBus({ servers: NATS_URL, namespace, log, ackWaitMs: opts.ackWaitMs ?? 5_000 });
   } else {
     dir = mkdtempSync(join(tmpdir(), 'mcpfleet-ctl-'));

@@ -1,4 +1,5 @@
 export { makeTestCa, type TestCa } from './certs';
+export { TEST_SECRET_KEY, testKeyring } from './keyring';
 export { parseMetrics, type Sample, seriesValue } from './metrics-text';
 export { NATS_SERVER_BIN, type NatsServer, type NatsServerOptions, startNatsServer } from './nats-server';
 export { accepts, freePort } from './net';

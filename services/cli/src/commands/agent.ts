@@ -1,7 +1,7 @@
 import { startAgent, startTracing } from '@mcp-fleet/agent';
 import { openBus } from '@mcp-fleet/bus';
 import { agentEnv, parseEnv } from '@mcp-fleet/config';
-import { createLogger } from '@mcp-fleet/log';
+import { configureLogs, createLogger } from '@mcp-fleet/log';
 import { describeRanges } from '@mcp-fleet/probe';
 import { parse, positiveInt } from '../args';
 import { assertFree, inUse, type Listener } from '../in-use';
@@ -26,6 +26,7 @@ export async function agentCommand(args: string[], out: (s: string) => void): Pr
   if (positionals.length) throw new UsageError(`unexpected argument: ${positionals[0]}`);
   // The environment, parsed once (NATS_PASSWORD may come from a file: NATS_PASSWORD_FILE, a mounted secret).
   const settings = parseEnv(agentEnv, process.env);
+  configureLogs(settings.log);
   const region = values.region ?? settings.region;
   if (!region) throw new UsageError('agent needs --region <name> (or MCP_FLEET_REGION)');
   // Where this agent's probes may go, whatever a job says: a job can narrow it, never widen it.

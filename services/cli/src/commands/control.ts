@@ -9,7 +9,7 @@ import {
   secretEnv,
 } from '@mcp-fleet/config';
 import { API_AUTH_HOW, ApiAuth, AuthConfigError, assertSafeBind, startControl } from '@mcp-fleet/control';
-import { createLogger } from '@mcp-fleet/log';
+import { configureLogs, createLogger } from '@mcp-fleet/log';
 import { isLoopbackAddress } from '@mcp-fleet/probe';
 import { openStore } from '@mcp-fleet/store';
 import { parse } from '../args';
@@ -27,6 +27,7 @@ export async function controlCommand(args: string[], out: (s: string) => void): 
   if (positionals.length) throw new UsageError(`unexpected argument: ${positionals[0]}`);
   // The environment, parsed once (secrets may come from files: MCP_FLEET_ADMIN_TOKEN_FILE, NATS_PASSWORD_FILE, …).
   const settings = parseEnv(controlEnv, process.env);
+  configureLogs(settings.log);
   const host = values.host ?? settings.api.host;
   // Tokens and the address are checked before anything starts: a bad token or an open API beyond
   // loopback is a usage error, not a half-started control.
@@ -61,9 +62,14 @@ export async function controlCommand(args: string[], out: (s: string) => void): 
     return EXIT.usage;
   }
   // The secret key (MCP_FLEET_SECRET_KEY, …) and Postgres TLS (PGSSLMODE, DATABASE_CA, …) come from the environment too.
-  const store = await openStore({ databaseUrl: settings.database.url, dataDir, env, log: (m) => log.info(m) }).catch(
-    (err) => configError(inUse(err) ?? err),
-  );
+  const store = await openStore({
+    databaseUrl: settings.database.url,
+    password: settings.database.password,
+    tls: settings.database.tls,
+    secretKey: settings.secretKey,
+    dataDir,
+    log: (m) => log.info(m),
+  }).catch((err) => configError(inUse(err) ?? err));
   if (!store) return EXIT.usage;
   await store.migrate();
   const busOptions = settings.nats;

@@ -4,7 +4,7 @@ import { type Bus, openBus } from '@mcp-fleet/bus';
 import { FleetFileError, loadFleetFile, parseEnv, parseFleet, secretEnv, upEnv } from '@mcp-fleet/config';
 import { API_AUTH_HOW, AuthConfigError, assertSafeBind, type Control, startControl } from '@mcp-fleet/control';
 import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
-import { createLogger } from '@mcp-fleet/log';
+import { configureLogs, createLogger } from '@mcp-fleet/log';
 import { describeRanges } from '@mcp-fleet/probe';
 import { openStore, type Store } from '@mcp-fleet/store';
 import type { Dashboard } from '@mcp-fleet/web';
@@ -39,6 +39,7 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
   if (positionals.length) throw new UsageError(`unexpected argument: ${positionals[0]}`);
   // The environment, parsed once (secrets may come from files: `<VAR>_FILE`, mounted secrets).
   const settings = parseEnv(upEnv, process.env);
+  configureLogs(settings.log);
   const log = createLogger('mcp-fleet');
   const { port: apiPort, host: apiHost } = settings.api;
   const agentPort = settings.agentPort;
@@ -112,7 +113,14 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
           ]),
     ];
     await assertFree({ dataDir, listeners });
-    const store = await openStore({ databaseUrl: settings.database.url, dataDir, log: (m) => log.info(m) });
+    const store = await openStore({
+      databaseUrl: settings.database.url,
+      password: settings.database.password,
+      tls: settings.database.tls,
+      secretKey: settings.secretKey,
+      dataDir,
+      log: (m) => log.info(m),
+    });
     running.store = store;
     await store.migrate();
     if (!fileFleet) {
