@@ -6,11 +6,11 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadKeyring, withSecretFiles } from '@mcp-fleet/auth';
+import { loadKeyring } from '@mcp-fleet/auth';
 import { connectNatsBus, type NatsBus } from '@mcp-fleet/bus';
 import { job, result } from '@mcp-fleet/bus/testing';
-import { agentEnv, controlEnv, parseEnv, webEnv as webRoleEnv } from '@mcp-fleet/config';
-import { allowUnauthenticated, apiAuthFromEnv, assertSafeBind, isLoopbackHost, parseFleet } from '@mcp-fleet/control';
+import { agentEnv, controlEnv, parseEnv, secretEnv, webEnv as webRoleEnv } from '@mcp-fleet/config';
+import { apiAuthFromEnv, assertSafeBind, isLoopbackHost, parseFleet } from '@mcp-fleet/control';
 import { type Sim, startSim, TARGET_NAMES } from '@mcp-fleet/fleet-sim';
 import { createLogger } from '@mcp-fleet/log';
 import { TargetPolicy } from '@mcp-fleet/probe';
@@ -311,10 +311,10 @@ describe('docker-compose.yml', () => {
       const run = await disk.runInit(dotenv);
       expect(run.stderr).toBe('');
       for (const v of Object.values(dotenv)) expect(run.stdout).not.toContain(v);
-      const web = withSecretFiles(envOf('web'));
+      const web = secretEnv(envOf('web'));
       expect(web.MCP_FLEET_WEB_PASSWORD).toBe(dotenv.MCP_FLEET_WEB_PASSWORD);
       expect(web.MCP_FLEET_API_TOKEN).toBe(dotenv.MCP_FLEET_ADMIN_TOKEN);
-      expect(withSecretFiles(envOf('control')).MCP_FLEET_ADMIN_TOKEN).toBe(dotenv.MCP_FLEET_ADMIN_TOKEN);
+      expect(secretEnv(envOf('control')).MCP_FLEET_ADMIN_TOKEN).toBe(dotenv.MCP_FLEET_ADMIN_TOKEN);
       expect(readFileSync(envOf('grafana').GF_SECURITY_ADMIN_PASSWORD__FILE!, 'utf8')).toBe(
         dotenv.GRAFANA_ADMIN_PASSWORD,
       );
@@ -342,7 +342,7 @@ describe('docker-compose.yml', () => {
             what: name,
             host,
             authEnabled: auth.enabled,
-            allowUnauthenticated: allowUnauthenticated(env),
+            allowUnauthenticated: parseEnv(controlEnv, env).exposure.allowUnauthenticated,
             how: '',
           }),
         ).not.toThrow();
@@ -351,20 +351,20 @@ describe('docker-compose.yml', () => {
             what: name,
             host,
             authEnabled: false,
-            allowUnauthenticated: allowUnauthenticated(env),
+            allowUnauthenticated: parseEnv(controlEnv, env).exposure.allowUnauthenticated,
             how: '',
           }),
         ).toThrow(/no authentication/);
         // The credentials key, and the database password for a URL without one.
         expect(loadKeyring(parseEnv(controlEnv, env).secretKey)).not.toBeNull();
         expect(new URL(env.DATABASE_URL!).password).toBe('');
-        expect(withSecretFiles(env).PGPASSWORD).toBe(
+        expect(secretEnv(env).PGPASSWORD).toBe(
           readFileSync(hostPath(services.postgres!, services.postgres!.environment!.POSTGRES_PASSWORD_FILE!), 'utf8'),
         );
       }
       // The dashboard (its image listens on all interfaces): signing in is required, with the password
       // or an API token, and its own token for control is control's admin token.
-      const webEnv = withSecretFiles(envOf('web'));
+      const webEnv = secretEnv(envOf('web'));
       const web = webAuthFromEnv(webEnv);
       expect(web.enabled).toBe(true);
       expect(web.login(webEnv.MCP_FLEET_WEB_PASSWORD!)).toBe('admin');

@@ -16,7 +16,7 @@ import { createTestDatabase, type TestDatabase, testKeyring } from '@mcp-fleet/t
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { POST as loginPost } from '../app/auth/login/route';
-import { SESSION_COOKIE, safeNext } from '../lib/auth-core';
+import { SESSION_COOKIE, safeNext, setWebAuth } from '../lib/auth-core';
 import { webAuthFromEnv } from '../lib/auth-env';
 import {
   CLIENT_ADDRESS_HEADER,
@@ -288,7 +288,8 @@ describe('cross-origin sign-in', () => {
     expect(res.headers.get('set-cookie')).toBeNull();
     const sameSite = await signIn(PASSWORD, { 'sec-fetch-site': 'same-site' });
     expect(sameSite.status).toBe(403);
-    // The route's own check, without the proxy in front.
+    // The route's own check, without the proxy in front (sign-in set up in this process as a start would).
+    setWebAuth(() => webAuthFromEnv(process.env));
     const direct = await loginPost(
       new Request('http://127.0.0.1:3000/auth/login', {
         method: 'POST',

@@ -171,11 +171,6 @@ export function allowedHostsFromEnv(env: Record<string, string | undefined>): st
     });
 }
 
-/** MCP_FLEET_ALLOW_UNAUTHENTICATED=1: something in front (a proxy, a private network) authenticates. */
-export function allowUnauthenticated(env: Record<string, string | undefined>): boolean {
-  return env.MCP_FLEET_ALLOW_UNAUTHENTICATED === '1' || env.MCP_FLEET_ALLOW_UNAUTHENTICATED === 'true';
-}
-
 /**
  * Refuse to listen beyond loopback with auth off, unless MCP_FLEET_ALLOW_UNAUTHENTICATED=1.
  * `what` names the listener ("control's API", "the dashboard"); `how` says how to turn auth on.

@@ -14,7 +14,6 @@ import { controlEnv, type Env, parseEnv } from '@mcp-fleet/config';
 export { AuthConfigError, MIN_TOKEN_LENGTH, type Scope, tokensFromEnv } from '@mcp-fleet/auth';
 export {
   allowedHostsFromEnv,
-  allowUnauthenticated,
   assertSafeBind,
   isLoopbackHost,
 } from '@mcp-fleet/auth/request-guard';

@@ -7,7 +7,6 @@ export {
   ApiAuth,
   AuthConfigError,
   allowedHostsFromEnv,
-  allowUnauthenticated,
   apiAuthFromEnv,
   assertSafeBind,
   isLoopbackHost,
