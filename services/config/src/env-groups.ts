@@ -2,7 +2,7 @@
 // tokens, who may reach a listener, the probe floor), each with what it makes of them. roles.ts
 // puts each role's environment together from these.
 import { AuthConfigError, checkToken, tokensFromEnv } from '@mcp-fleet/auth/api-tokens';
-import { allowedHostsFromEnv } from '@mcp-fleet/auth/request-guard';
+import { parseAllowedHosts } from '@mcp-fleet/auth/request-guard';
 import { z } from 'zod';
 import { attempt, raw, secret, text, variable, wholeNumber } from './env';
 import { FLOOR_VARIABLES, type FloorSettings, floorPart } from './probe-floor';
@@ -283,7 +283,7 @@ export interface ExposureSettings {
 export function exposure(e: Out<typeof EXPOSURE>, ctx: z.RefinementCtx): ExposureSettings {
   return {
     allowUnauthenticated: e.MCP_FLEET_ALLOW_UNAUTHENTICATED,
-    allowedHosts: attempt(ctx, () => allowedHostsFromEnv({ MCP_FLEET_ALLOWED_HOSTS: e.MCP_FLEET_ALLOWED_HOSTS })),
+    allowedHosts: attempt(ctx, () => parseAllowedHosts(e.MCP_FLEET_ALLOWED_HOSTS)),
   };
 }
 

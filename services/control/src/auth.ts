@@ -13,7 +13,6 @@ import { controlEnv, type Env, parseEnv } from '@mcp-fleet/config';
 
 export { AuthConfigError, MIN_TOKEN_LENGTH, type Scope, tokensFromEnv } from '@mcp-fleet/auth';
 export {
-  allowedHostsFromEnv,
   assertSafeBind,
   isLoopbackHost,
 } from '@mcp-fleet/auth/request-guard';

@@ -6,7 +6,6 @@ export {
   API_AUTH_HOW,
   ApiAuth,
   AuthConfigError,
-  allowedHostsFromEnv,
   apiAuthFromEnv,
   assertSafeBind,
   isLoopbackHost,
