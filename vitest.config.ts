@@ -10,8 +10,8 @@ export default defineConfig({
     pool: 'forks',
     // Tests never leave loopback: a connection anywhere else fails the test (see the file).
     setupFiles: ['services/testkit/src/loopback-guard.ts'],
-    // The key that seals stored credentials in tests (and the processes they start): Postgres needs
-    // one to store a server's headers. A test key, used nowhere else.
+    // The key that seals stored credentials in the processes tests start (a CLI verb, a dashboard:
+    // they read their environment). Stores a test opens take it from testkit's testKeyring(), the same key.
     env: { MCP_FLEET_SECRET_KEY: 'dGVzdHMgb25seTogbWNwLWZsZWV0IHRlc3Qga2V5ISE=' },
     reporters: [process.env.CI ? 'verbose' : 'default', new SummaryReporter()],
   },

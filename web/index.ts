@@ -1,6 +1,6 @@
 // The dashboard's HTTP server: the built Next app on its own port, inside `mcp-fleet up` (reading
 // that process's database handle: embedded PGlite admits one process) or on its own (serve.ts, the
-// web image: Postgres from DATABASE_URL), writing through control's API. Every response says it
+// web image: Postgres from DATABASE_URL, as serve.ts parsed it), writing through control's API. Every response says it
 // may not be framed, and every request carries the client's address as this server saw it.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -8,21 +8,30 @@ import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { DatabaseSettings, SecretKeySettings, SignInSettings } from '@mcp-fleet/config';
 import type { Db } from '@mcp-fleet/store';
 import next from 'next';
-import { resetWebAuth, webAuth } from './lib/auth-core';
+import { setWebAuth, webAuth, webAuthFrom } from './lib/auth-core';
 import { shared } from './lib/shared';
 import { CLIENT_ADDRESS_HEADER } from './lib/sign-in-budget';
 
 export const WEB_DIR = dirname(fileURLToPath(import.meta.url));
 
 export interface DashboardOptions {
-  /** The process's database handle; unset, the dashboard opens Postgres from DATABASE_URL itself. */
+  /** The process's database handle; unset, the dashboard opens Postgres from `database` itself. */
   db?: Db | undefined;
-  /** Control's API base URL; unset, MCP_FLEET_API_URL (lib/control.ts). */
+  /** Where to open Postgres without `db` (DATABASE_URL and its TLS), and the key ring's sources. */
+  database?: DatabaseSettings | undefined;
+  secretKey?: SecretKeySettings | undefined;
+  /** Control's API base URL (MCP_FLEET_API_URL on its own). */
   apiUrl?: string | undefined;
   /** The dashboard's token for control (admin scope to change the fleet); never sent to a browser. */
   apiToken?: string | undefined;
+  /** Who may sign in (the password, the API tokens, the session key), and the host names served with sign-in off. */
+  signIn: SignInSettings;
+  allowedHosts: readonly string[];
+  /** MCP_FLEET_TRACE_URL: a trace UI link for runs. */
+  traceUrl?: string | undefined;
   port: number;
   host?: string | undefined;
   log?: ((msg: string) => void) | undefined;
@@ -62,11 +71,19 @@ export async function build(log?: (msg: string) => void): Promise<void> {
 export async function startDashboard(opts: DashboardOptions): Promise<Dashboard> {
   if (!isBuilt()) await build(opts.log);
   const hostname = opts.host ?? '127.0.0.1';
-  // Sign-in reads this process's environment (MCP_FLEET_WEB_PASSWORD, the API tokens): checked now,
-  // so a bad setting stops the start rather than every page.
-  resetWebAuth();
+  // Sign-in (MCP_FLEET_WEB_PASSWORD, the API tokens) is made now, so a bad setting stops the start
+  // rather than every page; the pages find it, and the rest of their settings, where they look.
+  setWebAuth(() => webAuthFrom(opts.signIn, opts.allowedHosts));
   webAuth();
-  Object.assign(shared(), { db: opts.db, apiUrl: opts.apiUrl, apiToken: opts.apiToken, clientAddressHeader: true });
+  Object.assign(shared(), {
+    db: opts.db,
+    database: opts.database,
+    secretKey: opts.secretKey,
+    apiUrl: opts.apiUrl,
+    apiToken: opts.apiToken,
+    traceUrl: opts.traceUrl,
+    clientAddressHeader: true,
+  });
   // Not quiet: a page that fails to render logs why (its error page points at the log).
   const app = next({ dev: false, dir: WEB_DIR, hostname, port: opts.port });
   await withoutConfigTiming(() => app.prepare());
@@ -110,12 +127,15 @@ export async function startDashboard(opts: DashboardOptions): Promise<Dashboard>
       if (!opts.db) await (await shared().opening?.catch(() => undefined))?.close();
       Object.assign(shared(), {
         db: undefined,
+        database: undefined,
+        secretKey: undefined,
         opening: undefined,
         apiUrl: undefined,
         apiToken: undefined,
+        traceUrl: undefined,
         clientAddressHeader: undefined,
       });
-      resetWebAuth();
+      setWebAuth(undefined);
     },
   };
 }

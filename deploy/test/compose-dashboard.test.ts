@@ -10,7 +10,7 @@ import { type Bus, createMemoryBus } from '@mcp-fleet/bus';
 import { apiAuthFromEnv, type Control, parseFleet, startControl } from '@mcp-fleet/control';
 import { createLogger } from '@mcp-fleet/log';
 import { openStore, type Store } from '@mcp-fleet/store';
-import { createTestDatabase, type TestDatabase } from '@mcp-fleet/testkit';
+import { createTestDatabase, type TestDatabase, testKeyring } from '@mcp-fleet/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SESSION_COOKIE } from '../../web/lib/auth-core';
 import { type DashboardProcess, startDashboardProcess } from '../../web/tools/next-process';
@@ -65,7 +65,7 @@ beforeAll(async () => {
       .map(([k, path]) => [k.slice(0, -'_FILE'.length), readFileSync(path, 'utf8')]),
   );
   db = await createTestDatabase('mcpfleet_compose_web');
-  store = await openStore({ databaseUrl: db.url });
+  store = await openStore({ databaseUrl: db.url, keyring: testKeyring() });
   await store.migrate();
   const log = createLogger('compose-web-test', 'silent');
   bus = createMemoryBus({ log });

@@ -6,10 +6,11 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadKeyring, withSecretFiles } from '@mcp-fleet/auth';
-import { busOptionsFromEnv, connectNatsBus, type NatsBus } from '@mcp-fleet/bus';
+import { loadKeyring } from '@mcp-fleet/auth';
+import { connectNatsBus, type NatsBus } from '@mcp-fleet/bus';
 import { job, result } from '@mcp-fleet/bus/testing';
-import { allowUnauthenticated, apiAuthFromEnv, assertSafeBind, isLoopbackHost, parseFleet } from '@mcp-fleet/control';
+import { agentEnv, controlEnv, parseEnv, secretEnv, webEnv as webRoleEnv } from '@mcp-fleet/config';
+import { apiAuthFromEnv, assertSafeBind, isLoopbackHost, parseFleet } from '@mcp-fleet/control';
 import { type Sim, startSim, TARGET_NAMES } from '@mcp-fleet/fleet-sim';
 import { createLogger } from '@mcp-fleet/log';
 import { TargetPolicy } from '@mcp-fleet/probe';
@@ -17,7 +18,7 @@ import { freePort } from '@mcp-fleet/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { probeFloor } from '../../services/cli/src/probe-floor';
-import { webAuthFromEnv } from '../../web/lib/auth-core';
+import { webAuthFromEnv } from '../../web/lib/auth-env';
 import {
   agents,
   compose,
@@ -31,7 +32,7 @@ import {
   services,
 } from './compose-file';
 import { NATS_USERS } from './secrets-init';
-import { envNamesReadByCode, REPO } from './source-env';
+import { REPO, roleVariables } from './source-env';
 
 const ours = (s: Service) => s.image?.startsWith('mcp-fleet/') ?? false;
 const dockerfile = read('Dockerfile');
@@ -127,10 +128,13 @@ describe('docker-compose.yml', () => {
   });
 
   it('sets only environment our code reads, binding to all interfaces inside the container', () => {
-    const known = envNamesReadByCode();
-    // (The secrets service takes the secrets' own names: checked against what it writes, below.)
-    for (const [name, s] of Object.entries(services).filter(([, s]) => ours(s) && s !== init))
-      for (const key of Object.keys(s.environment ?? {})) expect(known, `${name}: ${key}`).toContain(key);
+    // Each against its role's schema (services/config). The secrets service takes the secrets' own
+    // names (checked against what it writes, below); the simulated servers take none.
+    for (const [name, s] of Object.entries(services).filter(([, s]) => ours(s) && s !== init)) {
+      const role = s.image?.startsWith('mcp-fleet/web:') ? 'web' : s.command?.[0];
+      const known = role === 'control' || role === 'agent' || role === 'web' ? roleVariables(role) : new Set();
+      for (const key of Object.keys(s.environment ?? {})) expect(known, `${name} (${role}): ${key}`).toContain(key);
+    }
     expect(services.control!.environment!.MCP_FLEET_API_HOST).toBe('0.0.0.0');
     for (const [, s] of agents) expect(s.environment!.MCP_FLEET_AGENT_HOST).toBe('0.0.0.0');
     // Everything of ours that talks to another service names one that exists, on its port.
@@ -307,10 +311,10 @@ describe('docker-compose.yml', () => {
       const run = await disk.runInit(dotenv);
       expect(run.stderr).toBe('');
       for (const v of Object.values(dotenv)) expect(run.stdout).not.toContain(v);
-      const web = withSecretFiles(envOf('web'));
+      const web = secretEnv(envOf('web'));
       expect(web.MCP_FLEET_WEB_PASSWORD).toBe(dotenv.MCP_FLEET_WEB_PASSWORD);
       expect(web.MCP_FLEET_API_TOKEN).toBe(dotenv.MCP_FLEET_ADMIN_TOKEN);
-      expect(withSecretFiles(envOf('control')).MCP_FLEET_ADMIN_TOKEN).toBe(dotenv.MCP_FLEET_ADMIN_TOKEN);
+      expect(secretEnv(envOf('control')).MCP_FLEET_ADMIN_TOKEN).toBe(dotenv.MCP_FLEET_ADMIN_TOKEN);
       expect(readFileSync(envOf('grafana').GF_SECURITY_ADMIN_PASSWORD__FILE!, 'utf8')).toBe(
         dotenv.GRAFANA_ADMIN_PASSWORD,
       );
@@ -338,7 +342,7 @@ describe('docker-compose.yml', () => {
             what: name,
             host,
             authEnabled: auth.enabled,
-            allowUnauthenticated: allowUnauthenticated(env),
+            allowUnauthenticated: parseEnv(controlEnv, env).exposure.allowUnauthenticated,
             how: '',
           }),
         ).not.toThrow();
@@ -347,27 +351,29 @@ describe('docker-compose.yml', () => {
             what: name,
             host,
             authEnabled: false,
-            allowUnauthenticated: allowUnauthenticated(env),
+            allowUnauthenticated: parseEnv(controlEnv, env).exposure.allowUnauthenticated,
             how: '',
           }),
         ).toThrow(/no authentication/);
         // The credentials key, and the database password for a URL without one.
-        expect(loadKeyring({ env })).not.toBeNull();
+        expect(loadKeyring(parseEnv(controlEnv, env).secretKey)).not.toBeNull();
         expect(new URL(env.DATABASE_URL!).password).toBe('');
-        expect(withSecretFiles(env).PGPASSWORD).toBe(
+        expect(secretEnv(env).PGPASSWORD).toBe(
           readFileSync(hostPath(services.postgres!, services.postgres!.environment!.POSTGRES_PASSWORD_FILE!), 'utf8'),
         );
       }
       // The dashboard (its image listens on all interfaces): signing in is required, with the password
       // or an API token, and its own token for control is control's admin token.
-      const webEnv = withSecretFiles(envOf('web'));
+      const webEnv = secretEnv(envOf('web'));
       const web = webAuthFromEnv(webEnv);
       expect(web.enabled).toBe(true);
       expect(web.login(webEnv.MCP_FLEET_WEB_PASSWORD!)).toBe('admin');
       expect(web.login(webEnv.MCP_FLEET_READ_TOKEN!)).toBe('read');
       expect(web.login('')).toBeNull();
       expect(apiAuthFromEnv(envOf('control')).identify(webEnv.MCP_FLEET_API_TOKEN!)).toBe('admin');
-      expect(loadKeyring({ env: envOf('web') })?.id).toBe(loadKeyring({ env: envOf('control') })?.id);
+      expect(loadKeyring(parseEnv(webRoleEnv, envOf('web')).secretKey)?.id).toBe(
+        loadKeyring(parseEnv(controlEnv, envOf('control')).secretKey)?.id,
+      );
     });
 
     it('starts NATS with its entrypoint, and control and each agent connect as their own users: the pipeline runs', async () => {
@@ -401,7 +407,7 @@ describe('docker-compose.yml', () => {
       }
       const url = `nats://127.0.0.1:${port}`;
       const open = async (name: string, declare: boolean) => {
-        const opts = busOptionsFromEnv(withSecretFiles(envOf(name)));
+        const opts = parseEnv(agentEnv, envOf(name)).nats;
         const bus = await connectNatsBus({
           ...opts,
           servers: url,
@@ -475,7 +481,9 @@ describe('docker-compose.yml', () => {
       const fleet = parseFleet(read(mount.split(':')[0]!), 'deploy/compose/fleet.yaml', {});
       for (const [name, agent] of agents) {
         // The floor as `mcp-fleet agent` reads it from the service's environment.
-        const floor = new TargetPolicy(probeFloor(agent.environment ?? {})).narrow(fleet.policy);
+        // (Its secrets' files are the container's, not this machine's: not read here.)
+        const env = Object.fromEntries(Object.entries(agent.environment ?? {}).filter(([k]) => !k.endsWith('_FILE')));
+        const floor = new TargetPolicy(probeFloor(parseEnv(agentEnv, env).probeFloor)).narrow(fleet.policy);
         for (const server of fleet.servers)
           expect(floor.refusesUrl(new URL(server.url)), `${name}: ${server.name}`).toBeUndefined();
         // And no further than the demo needs: the metadata address stays refused.

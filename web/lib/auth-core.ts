@@ -13,8 +13,9 @@
 // (or a random key made when the process starts) and the credentials, so changing a password ends
 // the sessions it opened.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { AuthConfigError, type Scope, SecretSet, tokensFromEnv, withSecretFiles } from '@mcp-fleet/auth/api-tokens';
-import { allowedHostsFromEnv, type HeaderSource, requestRefusal } from '@mcp-fleet/auth/request-guard';
+import { AuthConfigError, checkToken, type Scope, SecretSet } from '@mcp-fleet/auth/api-tokens';
+import { type HeaderSource, requestRefusal } from '@mcp-fleet/auth/request-guard';
+import type { SignInSettings } from '@mcp-fleet/config';
 
 export { AuthConfigError, type Scope };
 export interface Session {
@@ -40,9 +41,13 @@ export interface WebAuth {
   verify(value: string | undefined, now?: number): Session | null;
 }
 
-export function webAuthFromEnv(env: Record<string, string | undefined> = process.env): WebAuth {
+/**
+ * Sign-in from its settings (config parsed them at the dashboard's start): the password, the API
+ * tokens and the dashboard's own control token, the session key; `allowedHosts` for sign-in off.
+ */
+export function webAuthFrom(signIn: SignInSettings, allowedHosts: readonly string[]): WebAuth {
   const secrets: { value: Scope; secret: string; from: string }[] = [];
-  const password = env.MCP_FLEET_WEB_PASSWORD;
+  const password = signIn.password;
   if (password !== undefined && password !== '') {
     if (password.length < MIN_PASSWORD_LENGTH)
       throw new AuthConfigError(
@@ -50,11 +55,17 @@ export function webAuthFromEnv(env: Record<string, string | undefined> = process
       );
     secrets.push({ value: 'admin', secret: password, from: 'MCP_FLEET_WEB_PASSWORD' });
   }
-  for (const t of tokensFromEnv(env, [['MCP_FLEET_API_TOKEN', 'admin']]))
-    secrets.push({ value: t.scope, secret: t.token, from: t.from });
+  for (const t of signIn.tokens) secrets.push({ value: t.scope, secret: t.token, from: t.from });
+  const dashboardToken = signIn.dashboardToken?.trim();
+  if (dashboardToken)
+    secrets.push({
+      value: 'admin',
+      secret: checkToken(dashboardToken, 'MCP_FLEET_API_TOKEN'),
+      from: 'MCP_FLEET_API_TOKEN',
+    });
   const credentials = new SecretSet(secrets);
 
-  const configuredKey = env.MCP_FLEET_SESSION_KEY;
+  const configuredKey = signIn.sessionKey;
   if (configuredKey && configuredKey.length < MIN_SESSION_KEY_LENGTH)
     throw new AuthConfigError(`MCP_FLEET_SESSION_KEY needs at least ${MIN_SESSION_KEY_LENGTH} characters`);
   // The MAC key covers the credentials: a changed password or token ends the sessions it opened.
@@ -66,7 +77,7 @@ export function webAuthFromEnv(env: Record<string, string | undefined> = process
 
   return {
     enabled: credentials.size > 0,
-    allowedHosts: allowedHostsFromEnv(env),
+    allowedHosts,
     login: (presented) => credentials.identify(presented),
     sign(scope, now = Date.now()) {
       const payload = `v1.${scope}.${Math.floor(now / 1000) + SESSION_TTL_SECONDS}`;
@@ -86,26 +97,26 @@ export function webAuthFromEnv(env: Record<string, string | undefined> = process
 const KEY = Symbol.for('mcp-fleet.web.auth');
 
 /**
- * The process's configuration, made once (its random session key must outlive a request). A
- * configuration error is kept too, so every request says it rather than starting half-open.
+ * The process's sign-in, made once at the dashboard's start (its random session key must outlive
+ * a request). A configuration error is kept too, so every request says it rather than starting half-open.
  */
 export function webAuth(): WebAuth {
-  const g = globalThis as unknown as Record<symbol, { auth?: WebAuth; error?: Error } | undefined>;
-  if (!g[KEY]) {
-    try {
-      g[KEY] = { auth: webAuthFromEnv(withSecretFiles(process.env)) };
-    } catch (err) {
-      g[KEY] = { error: err as Error };
-    }
-  }
-  const held = g[KEY];
+  const held = (globalThis as unknown as Record<symbol, { auth?: WebAuth; error?: Error } | undefined>)[KEY];
+  if (!held) throw new Error("the dashboard's sign-in is not set up: the dashboard is started by startDashboard");
   if (held.error) throw held.error;
   return held.auth!;
 }
 
-/** Forget the configuration (`mcp-fleet up` sets the environment before the dashboard starts). */
-export function resetWebAuth(): void {
-  (globalThis as unknown as Record<symbol, unknown>)[KEY] = undefined;
+/** Set up the process's sign-in (the dashboard's start), or forget it (`signIn` undefined: the dashboard stopped). */
+export function setWebAuth(make: (() => WebAuth) | undefined): void {
+  let held: { auth?: WebAuth; error?: Error } | undefined;
+  if (make)
+    try {
+      held = { auth: make() };
+    } catch (err) {
+      held = { error: err as Error };
+    }
+  (globalThis as unknown as Record<symbol, unknown>)[KEY] = held;
 }
 
 /** `Set-Cookie` for a session, or to end one (`value` null). Secure when the request came over HTTPS. */

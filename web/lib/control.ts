@@ -1,13 +1,11 @@
 // Control's API, for the changes the dashboard makes: the control plane owns the fleet, its
 // target policy and the rule that a pinned test is run once before it is saved.
 import 'server-only';
-import { secretFromEnv } from '@mcp-fleet/auth/api-tokens';
 import { shared } from './shared';
 
+/** Control's API: `mcp-fleet up`'s own, or on its own MCP_FLEET_API_URL (the dashboard's start hands it over). */
 export function apiUrl(): string {
-  return (
-    shared().apiUrl ?? process.env.MCP_FLEET_API_URL ?? `http://127.0.0.1:${process.env.MCP_FLEET_API_PORT ?? '7070'}`
-  );
+  return shared().apiUrl ?? 'http://127.0.0.1:7070';
 }
 
 /**
@@ -15,7 +13,7 @@ export function apiUrl(): string {
  * over, on its own it is MCP_FLEET_API_TOKEN. Sent only from here, server side; never to a browser.
  */
 function apiToken(): string | undefined {
-  return shared().apiToken ?? (secretFromEnv('MCP_FLEET_API_TOKEN', process.env)?.trim() || undefined);
+  return shared().apiToken;
 }
 
 export class ControlError extends Error {

@@ -12,11 +12,12 @@ import { type Bus, createMemoryBus } from '@mcp-fleet/bus';
 import { apiAuthFromEnv, type Control, parseFleet, startControl } from '@mcp-fleet/control';
 import { createLogger } from '@mcp-fleet/log';
 import { openStore, type Store } from '@mcp-fleet/store';
-import { createTestDatabase, type TestDatabase } from '@mcp-fleet/testkit';
+import { createTestDatabase, type TestDatabase, testKeyring } from '@mcp-fleet/testkit';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { POST as loginPost } from '../app/auth/login/route';
-import { SESSION_COOKIE, safeNext, webAuthFromEnv } from '../lib/auth-core';
+import { SESSION_COOKIE, safeNext, setWebAuth } from '../lib/auth-core';
+import { webAuthFromEnv } from '../lib/auth-env';
 import {
   CLIENT_ADDRESS_HEADER,
   clientKey,
@@ -99,7 +100,7 @@ async function callAction(name: string, args: unknown[], opts: { cookie?: string
 
 beforeAll(async () => {
   db = await createTestDatabase('mcpfleet_web_auth');
-  store = await openStore({ databaseUrl: db.url });
+  store = await openStore({ databaseUrl: db.url, keyring: testKeyring() });
   await store.migrate();
   const log = createLogger('web-auth-test', 'silent');
   bus = createMemoryBus({ log });
@@ -287,7 +288,8 @@ describe('cross-origin sign-in', () => {
     expect(res.headers.get('set-cookie')).toBeNull();
     const sameSite = await signIn(PASSWORD, { 'sec-fetch-site': 'same-site' });
     expect(sameSite.status).toBe(403);
-    // The route's own check, without the proxy in front.
+    // The route's own check, without the proxy in front (sign-in set up in this process as a start would).
+    setWebAuth(() => webAuthFromEnv(process.env));
     const direct = await loginPost(
       new Request('http://127.0.0.1:3000/auth/login', {
         method: 'POST',

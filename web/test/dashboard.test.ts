@@ -18,7 +18,7 @@ import {
   type ServerOverview,
 } from '@mcp-fleet/store';
 import { handshakeRun, resultOf, serverWithTests } from '@mcp-fleet/store/testing';
-import { createTestDatabase, waitFor } from '@mcp-fleet/testkit';
+import { createTestDatabase, testKeyring, waitFor } from '@mcp-fleet/testkit';
 import { eq, sql } from 'drizzle-orm';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -494,7 +494,7 @@ describe('dashboard', () => {
 describe('dashboard without data, a database or control', () => {
   it('says so: empty pages on an empty fleet, an error page when the database or control is gone', async () => {
     const empty = await createTestDatabase('mcpfleet_web_empty');
-    const store = await openStore({ databaseUrl: empty.url });
+    const store = await openStore({ databaseUrl: empty.url, keyring: testKeyring() });
     await store.migrate();
     await store.close();
     const bare = await startDashboardProcess({ DATABASE_URL: empty.url, MCP_FLEET_API_URL: 'http://127.0.0.1:9' });
@@ -534,7 +534,7 @@ describe('dashboard without data, a database or control', () => {
       await page.getByText('No era moves match').waitFor();
 
       // A test whose runs found no revision has run: only one that never ran is "not run yet".
-      const seeded = await openStore({ databaseUrl: empty.url });
+      const seeded = await openStore({ databaseUrl: empty.url, keyring: testKeyring() });
       const silent = await serverWithTests(seeded.db, ['newest'], { name: 'never-answers' });
       const fresh = await serverWithTests(seeded.db, ['newest'], { name: 'brand-new' });
       const timedOut = handshakeRun({ negotiated: null, outcome: 'timeout', message: 'The probe timed out.' });

@@ -6,7 +6,7 @@ import { createMemoryBus, type Result } from '@mcp-fleet/bus';
 import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
 import { createLogger } from '@mcp-fleet/log';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startAgent, startTracing, tracesUrl } from '../src';
+import { startAgent, startTracing } from '../src';
 import { LOOPBACK_FLOOR, makeJob, REGION, waitFor } from './support';
 
 let sim: Sim;
@@ -37,23 +37,10 @@ async function runOne(): Promise<Result> {
   return result;
 }
 
-describe('tracesUrl', () => {
-  it('appends /v1/traces to a base endpoint and takes a traces endpoint as is', () => {
-    expect(tracesUrl({ env: {} })).toBeUndefined();
-    expect(tracesUrl({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' } })).toBe(
-      'http://collector:4318/v1/traces',
-    );
-    expect(tracesUrl({ env: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://c:4318/custom' } })).toBe(
-      'http://c:4318/custom',
-    );
-    expect(tracesUrl({ endpoint: 'http://c:4318', env: {} })).toBe('http://c:4318/v1/traces');
-  });
-});
-
 // In this order: the SDK, once started, stays the process's global tracer provider.
 describe('startTracing', () => {
   it('without an endpoint starts nothing, and results carry no trace id', async () => {
-    const tracing = startTracing({ serviceName: 'mcp-fleet-agent', env: {} });
+    const tracing = startTracing({ serviceName: 'mcp-fleet-agent' });
     expect(tracing.enabled).toBe(false);
     const result = await runOne();
     expect(result.traceId).toBeNull();
@@ -75,7 +62,7 @@ describe('startTracing', () => {
     await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
     const { port } = collector.address() as AddressInfo;
     try {
-      const tracing = startTracing({ serviceName: 'mcp-fleet-agent', endpoint: `http://127.0.0.1:${port}`, env: {} });
+      const tracing = startTracing({ serviceName: 'mcp-fleet-agent', url: `http://127.0.0.1:${port}/v1/traces` });
       expect(tracing.enabled).toBe(true);
       const result = await runOne();
       expect(result.traceId).toMatch(/^[0-9a-f]{32}$/);

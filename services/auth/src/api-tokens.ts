@@ -6,7 +6,6 @@
 // constant time (timingSafeEqual over equal-length digests), so neither a secret's value nor its
 // length leaks through timing. Errors name the variable and the entry's position, never the value.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { closeSync, openSync, readSync } from 'node:fs';
 
 export type Scope = 'read' | 'admin';
 
@@ -20,80 +19,6 @@ export interface ApiToken {
   token: string;
   /** Where it was configured ("MCP_FLEET_API_TOKENS entry 2", "MCP_FLEET_ADMIN_TOKEN"). */
   from: string;
-}
-
-/**
- * The secrets that may come from a file instead (`<VAR>_FILE`: a mounted secret, e.g. the files
- * `mcp-fleet secrets init` writes for docker-compose). MCP_FLEET_SECRET_KEY_FILE is credentials.ts's own.
- */
-export const SECRET_FILE_VARIABLES = [
-  'MCP_FLEET_ADMIN_TOKEN',
-  'MCP_FLEET_READ_TOKEN',
-  'MCP_FLEET_API_TOKEN',
-  'MCP_FLEET_WEB_PASSWORD',
-  'MCP_FLEET_METRICS_TOKEN',
-  'MCP_FLEET_SESSION_KEY',
-  'MCP_FLEET_SECRET_KEY_PREVIOUS',
-  'NATS_PASSWORD',
-  'PGPASSWORD',
-] as const;
-export type SecretFileVariable = (typeof SECRET_FILE_VARIABLES)[number];
-
-/** A secret file is a line or two; anything bigger (a device, the wrong path) is refused unread. */
-const MAX_SECRET_FILE_BYTES = 64 * 1024;
-
-/** `<VAR>_FILE` names a file that cannot be read: a clear sentence naming the variable and path. */
-export class SecretFileError extends AuthConfigError {}
-
-/**
- * One secret: the variable's own value when set (non-empty), else the contents of the file its
- * `_FILE` variable names (one trailing newline dropped), else undefined. The file's contents are
- * never in an error: only the variable and the path are.
- */
-export function secretFromEnv(name: SecretFileVariable, env: Record<string, string | undefined>): string | undefined {
-  const inline = env[name];
-  if (inline !== undefined && inline !== '') return inline;
-  const path = env[`${name}_FILE`]?.trim();
-  if (!path) return inline;
-  // The path crosses a trust boundary only as configuration; the contents are a secret: read at
-  // most MAX_SECRET_FILE_BYTES (a device like /dev/zero never ends) and never echo them.
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch (err) {
-    throw new SecretFileError(`cannot read ${name}_FILE ${path}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
-  }
-  try {
-    const buf = Buffer.alloc(MAX_SECRET_FILE_BYTES + 1);
-    let size = 0;
-    for (let n = -1; n !== 0 && size < buf.length; size += n) n = readSync(fd, buf, size, buf.length - size, null);
-    if (size > MAX_SECRET_FILE_BYTES)
-      throw new SecretFileError(
-        `${name}_FILE ${path} is larger than ${MAX_SECRET_FILE_BYTES} bytes: not a secret file`,
-      );
-    return buf
-      .subarray(0, size)
-      .toString('utf8')
-      .replace(/\r?\n$/, '');
-  } catch (err) {
-    if (err instanceof SecretFileError) throw err;
-    throw new SecretFileError(`cannot read ${name}_FILE ${path}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/**
- * The environment with every `<VAR>_FILE` of SECRET_FILE_VARIABLES read into `<VAR>` where `<VAR>`
- * itself is unset or empty (the variable wins). A copy: the process's environment is not changed.
- */
-export function withSecretFiles(env: Record<string, string | undefined>): Record<string, string | undefined> {
-  const out = { ...env };
-  for (const name of SECRET_FILE_VARIABLES) {
-    const value = secretFromEnv(name, env);
-    if (value !== undefined) out[name] = value;
-  }
-  return out;
 }
 
 /** The variables that each hold one token of one scope. */

@@ -156,8 +156,14 @@ export function currentKeyring(): Keyring | null {
   return installed;
 }
 
+/** Where the key comes from (config's secret key settings: the variables below, trimmed, empty as unset). */
 export interface KeyringSources {
-  env?: Record<string, string | undefined>;
+  /** MCP_FLEET_SECRET_KEY. */
+  key?: string | undefined;
+  /** MCP_FLEET_SECRET_KEY_FILE. */
+  keyFile?: string | undefined;
+  /** MCP_FLEET_SECRET_KEY_PREVIOUS: comma-separated. */
+  previous?: string | undefined;
   /**
    * Embedded (one-machine) mode: where the key lives when the environment gives none, generated
    * (0600) on first use. Unset (Postgres): no key unless the environment gives one.
@@ -167,17 +173,15 @@ export interface KeyringSources {
 }
 
 /**
- * The keyring the environment gives: MCP_FLEET_SECRET_KEY or MCP_FLEET_SECRET_KEY_FILE, with
+ * The keyring its sources give: MCP_FLEET_SECRET_KEY or MCP_FLEET_SECRET_KEY_FILE, with
  * MCP_FLEET_SECRET_KEY_PREVIOUS for reading; in embedded mode, else the key file beside the
  * database (made on first use). Null when there is no key (Postgres without one).
  */
 export function loadKeyring(sources: KeyringSources = {}): Keyring | null {
-  const env = sources.env ?? process.env;
-  const get = (name: string) => env[name]?.trim() || undefined;
-  const inline = get(SECRET_KEY_ENV);
-  const file = get(SECRET_KEY_FILE_ENV);
+  const inline = sources.key?.trim() || undefined;
+  const file = sources.keyFile?.trim() || undefined;
   if (inline && file) throw new SecretKeyError(`set ${SECRET_KEY_ENV} or ${SECRET_KEY_FILE_ENV}, not both`);
-  const previous = (get(PREVIOUS_SECRET_KEY_ENV) ?? '')
+  const previous = (sources.previous ?? '')
     .split(',')
     .map((k) => k.trim())
     .filter(Boolean)

@@ -148,8 +148,8 @@ export function requestRefusal(
  * and IP literals (the names a proxy or another container uses, e.g. `control` in docker-compose).
  * Names only: a scheme, port, path, wildcard or address is refused, naming the entry.
  */
-export function allowedHostsFromEnv(env: Record<string, string | undefined>): string[] {
-  return (env.MCP_FLEET_ALLOWED_HOSTS ?? '')
+export function parseAllowedHosts(list: string | undefined): string[] {
+  return (list ?? '')
     .split(',')
     .map((entry) => entry.trim())
     .flatMap((entry, i) => {
@@ -169,11 +169,6 @@ export function allowedHostsFromEnv(env: Record<string, string | undefined>): st
         );
       return [name];
     });
-}
-
-/** MCP_FLEET_ALLOW_UNAUTHENTICATED=1: something in front (a proxy, a private network) authenticates. */
-export function allowUnauthenticated(env: Record<string, string | undefined>): boolean {
-  return env.MCP_FLEET_ALLOW_UNAUTHENTICATED === '1' || env.MCP_FLEET_ALLOW_UNAUTHENTICATED === 'true';
 }
 
 /**

@@ -88,38 +88,39 @@ describe('where the key comes from', () => {
     const k = key();
     const old = key();
     const ring = loadKeyring({
-      env: { MCP_FLEET_SECRET_KEY: k.toString('base64'), MCP_FLEET_SECRET_KEY_PREVIOUS: ` ${old.toString('hex')} ` },
+      key: k.toString('base64'),
+      previous: ` ${old.toString('hex')} `,
     })!;
     expect(ring.id).toBe(keyId(k));
     expect(ring.ids).toEqual([keyId(k), keyId(old)]);
     expect(ring.source).toBe('MCP_FLEET_SECRET_KEY');
     const file = join(dir, 'mounted.key');
     writeFileSync(file, `${k.toString('hex')}\n`);
-    expect(loadKeyring({ env: { MCP_FLEET_SECRET_KEY_FILE: file } })!.id).toBe(keyId(k));
-    expect(() =>
-      loadKeyring({ env: { MCP_FLEET_SECRET_KEY: k.toString('hex'), MCP_FLEET_SECRET_KEY_FILE: file } }),
-    ).toThrow('set MCP_FLEET_SECRET_KEY or MCP_FLEET_SECRET_KEY_FILE, not both');
-    expect(() => loadKeyring({ env: { MCP_FLEET_SECRET_KEY_FILE: join(dir, 'missing') } })).toThrow(
+    expect(loadKeyring({ keyFile: file })!.id).toBe(keyId(k));
+    expect(() => loadKeyring({ key: k.toString('hex'), keyFile: file })).toThrow(
+      'set MCP_FLEET_SECRET_KEY or MCP_FLEET_SECRET_KEY_FILE, not both',
+    );
+    expect(() => loadKeyring({ keyFile: join(dir, 'missing') })).toThrow(
       /cannot read MCP_FLEET_SECRET_KEY_FILE .*missing: ENOENT/,
     );
-    expect(() => loadKeyring({ env: { MCP_FLEET_SECRET_KEY_PREVIOUS: old.toString('hex') } })).toThrow(
+    expect(() => loadKeyring({ previous: old.toString('hex') })).toThrow(
       'MCP_FLEET_SECRET_KEY_PREVIOUS is set but MCP_FLEET_SECRET_KEY is not',
     );
   });
 
   it('has none for Postgres without a key, and makes one (0600) beside an embedded database', () => {
-    expect(loadKeyring({ env: {} })).toBeNull();
+    expect(loadKeyring({})).toBeNull();
     const path = join(dir, 'embedded', 'secret.key');
     const logs: string[] = [];
-    const first = loadKeyring({ env: {}, embeddedKeyFile: path, log: (m) => logs.push(m) })!;
+    const first = loadKeyring({ embeddedKeyFile: path, log: (m) => logs.push(m) })!;
     expect(statSync(path).mode & 0o777).toBe(0o600);
     expect(logs.join('\n')).toContain(`generated the key that seals stored credentials: ${path}`);
     expect(logs.join('\n')).not.toContain(readFileSync(path, 'utf8').trim());
     // The same key next time.
-    expect(loadKeyring({ env: {}, embeddedKeyFile: path })!.id).toBe(first.id);
+    expect(loadKeyring({ embeddedKeyFile: path })!.id).toBe(first.id);
     // An explicit key takes over; what the generated one sealed still unseals.
     const k = key();
-    const explicit = loadKeyring({ env: { MCP_FLEET_SECRET_KEY: k.toString('hex') }, embeddedKeyFile: path })!;
+    const explicit = loadKeyring({ key: k.toString('hex'), embeddedKeyFile: path })!;
     expect(explicit.ids).toEqual([keyId(k), first.id]);
   });
 });

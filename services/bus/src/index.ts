@@ -22,5 +22,5 @@ export {
 export { connectNatsBus, type NatsBus, type NatsBusOptions } from './nats';
 export { type NatsCredentials, natsConnectionOptions } from './nats-connect';
 export { type NatsNames, natsNames } from './nats-streams';
-export { busOptionsFromEnv, type OpenBusOptions, openBus } from './open';
+export { type OpenBusOptions, openBus } from './open';
 export { BUS_DEFAULTS, type QueueOptions } from './options';

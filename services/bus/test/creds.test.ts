@@ -3,16 +3,21 @@
 // with an account that may use JetStream. Jobs travel with the user's creds; a user of an account
 // the server does not know, and a creds file that is not there, are refused with an error that
 // names the problem and never holds the seed.
+
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { agentEnv, parseEnv } from '@mcp-fleet/config';
 import { createLogger } from '@mcp-fleet/log';
 import { NATS_SERVER_BIN, type NatsServer, startNatsServer } from '@mcp-fleet/testkit';
 import { encodeAccount, encodeOperator, encodeUser, fmtCreds } from '@nats-io/jwt';
 import { createAccount, createOperator, createUser } from '@nats-io/nkeys';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Bus, busOptionsFromEnv, openBus } from '../src';
+import { type Bus, openBus } from '../src';
 import { roundTrip } from './fixtures';
+
+/** The bus options an environment gives, as an agent parses it (config's agent schema). */
+const busOptionsFromEnv = (env: Record<string, string>) => parseEnv(agentEnv, env).nats;
 
 const log = createLogger('test', 'silent');
 const decoder = new TextDecoder();

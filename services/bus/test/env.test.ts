@@ -1,8 +1,11 @@
 // Choosing the queue from the environment, and the logger's redaction of credentials.
-
+import { agentEnv, parseEnv } from '@mcp-fleet/config';
 import { createLogger } from '@mcp-fleet/log';
 import { describe, expect, it } from 'vitest';
-import { busOptionsFromEnv, openBus } from '../src';
+import { openBus } from '../src';
+
+/** The bus options an environment gives, as an agent parses it (config's agent schema). */
+const busOptionsFromEnv = (env: Record<string, string>) => parseEnv(agentEnv, env).nats;
 
 describe('busOptionsFromEnv', () => {
   it('reads the NATS variables, ignoring empty ones', () => {

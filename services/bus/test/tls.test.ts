@@ -3,16 +3,21 @@
 // certificate from a private CA, one with a user and password, one that also demands a client
 // certificate. Jobs travel over JetStream on both; a wrong CA, a wrong password, a missing client
 // certificate or plaintext are refused, and no error repeats a password.
+
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { agentEnv, parseEnv } from '@mcp-fleet/config';
 import { createLogger } from '@mcp-fleet/log';
 import { makeTestCa, NATS_SERVER_BIN, type NatsServer, startNatsServer, type TestCa } from '@mcp-fleet/testkit';
 import { connect } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { busOptionsFromEnv, natsConnectionOptions, openBus } from '../src';
+import { natsConnectionOptions, openBus } from '../src';
 import { roundTrip } from './fixtures';
+
+/** The bus options an environment gives, as an agent parses it (config's agent schema). */
+const busOptionsFromEnv = (env: Record<string, string>) => parseEnv(agentEnv, env).nats;
 
 const runnable = existsSync(NATS_SERVER_BIN);
 const log = createLogger('test', 'silent');

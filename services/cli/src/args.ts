@@ -1,7 +1,6 @@
 // Shared argument parsing. node:util's parseArgs does the parsing (no dependency needed for
 // flags this simple); this file turns its strings into checked values with clear errors.
 import { type ParseArgsConfig, parseArgs } from 'node:util';
-import { AuthConfigError, withSecretFiles } from '@mcp-fleet/auth/api-tokens';
 import { isRevision, REVISION_NAMES, type Revision, type RevisionChoice } from '@mcp-fleet/probe';
 import { parseArgsError, UsageError } from './usage';
 
@@ -80,22 +79,4 @@ export function revisionChoice(value: string | undefined, fallback?: RevisionCho
     throw new UsageError('--revision is required: newest, or one of ' + REVISION_NAMES.join(', '));
   }
   return value === 'newest' ? 'newest' : (revision(value, '--revision') as Revision);
-}
-
-/** MCP_FLEET_RUN_RETENTION_DAYS: how long raw runs and detections are kept (era moves and test states stay). */
-export function retentionDays(env: Record<string, string | undefined> = process.env): number {
-  return positiveInt(env.MCP_FLEET_RUN_RETENTION_DAYS, 'MCP_FLEET_RUN_RETENTION_DAYS', 30, 3650);
-}
-
-/**
- * The environment with each secret's `<VAR>_FILE` read into `<VAR>` (store's withSecretFiles:
- * tokens, passwords, NATS_PASSWORD, PGPASSWORD); a file that cannot be read is a usage error.
- */
-export function secretEnv(env: Record<string, string | undefined> = process.env): Record<string, string | undefined> {
-  try {
-    return withSecretFiles(env);
-  } catch (err) {
-    if (err instanceof AuthConfigError) throw new UsageError(err.message);
-    throw err;
-  }
 }

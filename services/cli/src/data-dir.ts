@@ -5,8 +5,8 @@ import { DEFAULT_DATA_DIR } from '@mcp-fleet/store';
 import { UsageError } from './usage';
 
 /** PGlite's directory for `--data-dir` (undefined with DATABASE_URL: Postgres has none). */
-export function embeddedDataDir(flag: string | undefined, env: Record<string, string | undefined>): string | undefined {
-  if (env.DATABASE_URL) {
+export function embeddedDataDir(flag: string | undefined, databaseUrl: string | undefined): string | undefined {
+  if (databaseUrl) {
     if (flag !== undefined)
       throw new UsageError('--data-dir is for the embedded database, and DATABASE_URL is set: give one or the other');
     return undefined;

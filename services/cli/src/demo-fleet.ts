@@ -8,6 +8,7 @@
 // restarted demo resumes the script where the wall clock says it is, and every era move or
 // downgrade it records is one the script made (possibly while the monitor was down); the history
 // of earlier runs stays true. (A fresh database starts the story from the beginning.)
+import { fleetToYaml } from '@mcp-fleet/config';
 import type { DriftStep, Revision, Sim } from '@mcp-fleet/fleet-sim';
 import { type Db, firstCreatedAt } from '@mcp-fleet/store';
 
@@ -103,17 +104,19 @@ const WATCHED: Record<string, string[]> = {
 
 /** The demo's fleet file, written as an operator would write it. */
 export function demoFleetYaml(sim: Sim, intervalSeconds = 15): string {
-  const lines = [
-    `regions: [${DEMO_REGIONS.join(', ')}]`,
-    `defaults: { interval: ${intervalSeconds}s, timeout: ${Math.min(5, intervalSeconds)}s }`,
-    'servers:',
-  ];
-  for (const [name, pins] of Object.entries(WATCHED)) {
-    const target = sim.target(name);
-    lines.push(`  - name: ${name}`, `    url: ${target.url}`, '    tests:', '      - revision: newest');
-    for (const pin of pins) lines.push(`      - revision: "${pin}"`);
-    if (name.startsWith('drifter') || name === 'modern') lines.push('    detection: { interval: 2m }');
-  }
-  lines.push('policy:', '  allow: ["127.0.0.0/8"]   # the demo fleet runs on loopback');
-  return `${lines.join('\n')}\n`;
+  return fleetToYaml(
+    {
+      regions: [...DEMO_REGIONS],
+      defaults: { interval: `${intervalSeconds}s`, timeout: `${Math.min(5, intervalSeconds)}s` },
+      servers: Object.entries(WATCHED).map(([name, pins]) => ({
+        name,
+        url: sim.target(name).url,
+        tests: [{ revision: 'newest' }, ...pins.map((pin) => ({ revision: pin }))],
+        ...(name.startsWith('drifter') || name === 'modern' ? { detection: { interval: '2m' } } : {}),
+      })),
+      // The demo fleet runs on loopback.
+      policy: { allow: ['127.0.0.0/8'] },
+    },
+    { comment: 'the demo fleet' },
+  );
 }

@@ -4,10 +4,11 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { agentEnv, ConfigError, type Env, parseEnv } from '@mcp-fleet/config';
+import type { TargetPolicyRanges } from '@mcp-fleet/probe';
 import { freePort, startNatsServer, waitFor } from '@mcp-fleet/testkit';
 import { describe, expect, it } from 'vitest';
-import { probeFloor } from '../src/probe-floor';
-import { UsageError } from '../src/usage';
+import { probeFloor as floorOf } from '../src/probe-floor';
 
 const BIN = fileURLToPath(new URL('../bin/mcp-fleet.js', import.meta.url));
 const NATS_URL = process.env.MCP_FLEET_TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -19,6 +20,11 @@ function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; st
       resolve({ code: typeof code === 'number' ? code : 1, stdout, stderr });
     });
   });
+}
+
+/** The floor an agent with `env` and `flags` gets (its environment parsed as the agent verb does). */
+function probeFloor(env: Env, flags: Parameters<typeof floorOf>[1] = {}, fallback?: TargetPolicyRanges) {
+  return floorOf(parseEnv(agentEnv, env).probeFloor, flags, fallback);
 }
 
 describe('probeFloor', () => {
@@ -63,7 +69,7 @@ describe('probeFloor', () => {
 
   it('refuses what is not a CIDR or a scheme probes speak, naming the variable or flag', () => {
     expect(() => probeFloor({ MCP_FLEET_PROBE_ALLOW: '127.0.0.0/8,intranet' })).toThrow(
-      new UsageError('MCP_FLEET_PROBE_ALLOW: "intranet" is not a CIDR like 10.20.0.0/16 or an address'),
+      new ConfigError('MCP_FLEET_PROBE_ALLOW: "intranet" is not a CIDR like 10.20.0.0/16 or an address'),
     );
     expect(() => probeFloor({}, { deny: '10.0.0.0/33' })).toThrow(/^--deny: "10\.0\.0\.0\/33" is not a CIDR/);
     expect(() => probeFloor({ MCP_FLEET_PROBE_SCHEMES: 'http,file' })).toThrow(

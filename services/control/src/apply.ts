@@ -6,6 +6,7 @@
 // so the plan an operator confirms is what applying does; `expectPlan` makes the apply refuse
 // (rolled back too) when the fleet moved since that plan was shown.
 import { createHash } from 'node:crypto';
+import { type FleetDefinition, formatDuration, type ServerDefinition, type TestDefinition } from '@mcp-fleet/config';
 import { maskUrl } from '@mcp-fleet/probe';
 import {
   createServer,
@@ -23,8 +24,6 @@ import {
   type Server,
   updateServer,
 } from '@mcp-fleet/store';
-import { formatDuration } from './durations';
-import type { FleetDefinition, ServerDefinition, TestDefinition } from './fleet-file';
 
 export interface ApplySummary {
   /** Nothing was written: this is what applying would do. */

@@ -8,12 +8,11 @@
 // loopback rule for binds) is auth's request-guard, also the dashboard's. No token is ever logged
 // or echoed: errors name the variable, never a value.
 import type { IncomingHttpHeaders } from 'node:http';
-import { AuthConfigError, checkToken, type Scope, SecretSet, tokensFromEnv, withSecretFiles } from '@mcp-fleet/auth';
+import { type Scope, SecretSet } from '@mcp-fleet/auth';
+import { controlEnv, type Env, parseEnv } from '@mcp-fleet/config';
 
 export { AuthConfigError, MIN_TOKEN_LENGTH, type Scope, tokensFromEnv } from '@mcp-fleet/auth';
 export {
-  allowedHostsFromEnv,
-  allowUnauthenticated,
   assertSafeBind,
   isLoopbackHost,
 } from '@mcp-fleet/auth/request-guard';
@@ -118,21 +117,12 @@ export function bearerToken(header: string | undefined): string | null {
 }
 
 /**
- * Tokens from the environment: `MCP_FLEET_API_TOKENS` (comma-separated `scope:token`),
- * `MCP_FLEET_ADMIN_TOKEN`, `MCP_FLEET_READ_TOKEN`, and `MCP_FLEET_METRICS_TOKEN` for /metrics.
- * Each at least 32 characters, no spaces or commas; one token cannot hold two scopes. Each single
- * token may come from a file instead (`MCP_FLEET_ADMIN_TOKEN_FILE`, …: store's withSecretFiles).
+ * Control's API auth as an environment gives it, parsed as `mcp-fleet control` parses it (config's
+ * control schema: MCP_FLEET_API_TOKENS, MCP_FLEET_ADMIN_TOKEN, MCP_FLEET_READ_TOKEN and
+ * MCP_FLEET_METRICS_TOKEN, each single token also from `<VAR>_FILE`): for tests and deploy checks.
  */
-export function apiAuthFromEnv(given: Record<string, string | undefined> = process.env): ApiAuth {
-  const env = withSecretFiles(given);
-  const tokens = tokensFromEnv(env);
-  const metricsToken = env.MCP_FLEET_METRICS_TOKEN?.trim() || undefined;
-  if (metricsToken) {
-    checkToken(metricsToken, 'MCP_FLEET_METRICS_TOKEN');
-    if (tokens.some((t) => t.token === metricsToken))
-      throw new AuthConfigError('MCP_FLEET_METRICS_TOKEN is also an API token: give /metrics a token of its own');
-  }
-  return new ApiAuth({ tokens, metricsToken });
+export function apiAuthFromEnv(env: Env): ApiAuth {
+  return new ApiAuth(parseEnv(controlEnv, env).auth);
 }
 
 /** What turns control's API auth on, for the error above. */

@@ -2,6 +2,7 @@
 // agents' heartbeats, prunes old runs, detections and silent agents, and serves the API and /metrics.
 import { CredentialsUnreadableError } from '@mcp-fleet/auth';
 import type { Bus } from '@mcp-fleet/bus';
+import type { FleetDefinition } from '@mcp-fleet/config';
 import type { Logger } from '@mcp-fleet/log';
 import { describeRanges, PUBLIC_ONLY, TargetPolicy, type TargetPolicyRanges } from '@mcp-fleet/probe';
 import { type Db, recordDetection, recordRun, type Store, sealStoredCredentials } from '@mcp-fleet/store';
@@ -10,7 +11,6 @@ import { serveApi } from './api-server';
 import { type ApplyOptions, type ApplySummary, applyFleet } from './apply';
 import { API_AUTH_HOW, ApiAuth, assertSafeBind } from './auth';
 import { tellFleetChange } from './events';
-import type { FleetDefinition } from './fleet-file';
 import { FleetInForce } from './fleet-in-force';
 import { recordHeartbeats } from './heartbeats';
 import type { RouteInfo } from './http';

@@ -1,11 +1,11 @@
+// The fleet file is config's (one schema); parseFleet stays here too for the monitor's wiring in tests and tools.
+export { FleetFileError, parseFleet } from '@mcp-fleet/config';
 export { type ApplyOptions, type ApplySummary, applyFleet, PlanChangedError } from './apply';
 export {
   type Access,
   API_AUTH_HOW,
   ApiAuth,
   AuthConfigError,
-  allowedHostsFromEnv,
-  allowUnauthenticated,
   apiAuthFromEnv,
   assertSafeBind,
   isLoopbackHost,
@@ -14,20 +14,6 @@ export {
   tokensFromEnv,
 } from './auth';
 export { type Control, type ControlOptions, startControl } from './control';
-export { formatDuration, parseDuration } from './durations';
-export {
-  type Expansion,
-  expandFleetFile,
-  type FleetDefinition,
-  FleetFileError,
-  type FleetObject,
-  fleetFromObject,
-  loadFleetFile,
-  PROBE_OWNED_HEADERS,
-  parseFleet,
-  type ServerDefinition,
-} from './fleet-file';
-export { type FleetProblem, problemLine } from './fleet-problems';
 export type { RouteInfo } from './http';
 export { freshnessMs, type ScheduleEntry, Scheduler, STALE_GRACE_MS, staleAt } from './scheduler';
 export { detectionJobId, handshakeJobId, offsetFor, slotStart } from './slots';

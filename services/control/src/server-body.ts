@@ -5,9 +5,7 @@
 // byRegion, health, retiredAt, source, the latest detection's result) are read-only: accepted and left as they are.
 // A body is hostile input (the API's trust boundary): every field is checked, and nothing a GET
 // did not show is let through.
-import { isRevision, URL_MASK } from '@mcp-fleet/probe';
-import { z } from 'zod';
-import { parseDuration } from './durations';
+
 import {
   detectionSchedule,
   duration,
@@ -15,11 +13,14 @@ import {
   MAX_DURATION_MS,
   MIN_INTERVAL_MS,
   newTargetUrl,
+  parseDuration,
   regionName,
   revisionChoice,
   serverName,
   targetUrl,
-} from './fleet-file';
+} from '@mcp-fleet/config';
+import { isRevision, URL_MASK } from '@mcp-fleet/probe';
+import { z } from 'zod';
 import { HttpError } from './http';
 
 const headersSchema = headerMap.refine((h) => Object.keys(h).length <= 50, 'at most 50 headers');

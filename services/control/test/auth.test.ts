@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { type Bus, createMemoryBus } from '@mcp-fleet/bus';
+import { ConfigError } from '@mcp-fleet/config';
 import { createLogger } from '@mcp-fleet/log';
 import { openStore, type Store, servers as serversTable, tests as testsTable } from '@mcp-fleet/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -348,7 +349,8 @@ describe('tokens stay secret', () => {
       } catch (e) {
         err = e;
       }
-      expect(err).toBeInstanceOf(AuthConfigError);
+      // A setting is wrong: config's error, which the CLI says with exit code 2.
+      expect(err).toBeInstanceOf(ConfigError);
       expect((err as Error).message).toMatch(message);
       for (const secret of [short, ADMIN, READ]) expect((err as Error).message).not.toContain(secret);
     }

@@ -19,6 +19,15 @@ import { type AddressInfo, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Bus, createMemoryBus } from '@mcp-fleet/bus';
+import {
+  fleetFromObject,
+  headerMap,
+  PROBE_OWNED_HEADERS,
+  parseDuration,
+  revisionChoice,
+  serverName,
+  targetUrl,
+} from '@mcp-fleet/config';
 import { createLogger } from '@mcp-fleet/log';
 import { openStore, type Store, servers as serversTable, tests as testsTable } from '@mcp-fleet/store';
 import { LOOPBACK_FLOOR } from '@mcp-fleet/testkit';
@@ -27,15 +36,6 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { type Control, FleetFileError, parseFleet, startControl } from '../src';
-import { parseDuration } from '../src/durations';
-import {
-  fleetFromObject,
-  headerMap,
-  PROBE_OWNED_HEADERS,
-  revisionChoice,
-  serverName,
-  targetUrl,
-} from '../src/fleet-file';
 import { CreateServer, PatchServer } from '../src/server-body';
 
 const SEED = Number(process.env.MCP_FLEET_FUZZ_SEED ?? 20_260_728);

@@ -1,1 +1,11 @@
-export { colourOn, createLogger, type LogFormat, type Logger, logFormat, prettyStream, REDACTED_PATHS } from './log';
+export {
+  colourOn,
+  configureLogs,
+  createLogger,
+  type LogFormat,
+  type Logger,
+  type LogSettings,
+  logFormat,
+  prettyStream,
+  REDACTED_PATHS,
+} from './log';

@@ -2,7 +2,7 @@
 // a job (which carries its target's headers) can never leak them into a log. Two faces, one
 // logger: JSON lines for machines (stdout not a terminal, or LOG_FORMAT=json), and pino-pretty's
 // lines for the person at a terminal (LOG_FORMAT=pretty forces them), coloured only on a terminal
-// and never under NO_COLOR (https://no-color.org).
+// and never under NO_COLOR (https://no-color.org). The process's start says which (configureLogs).
 import pino, { type DestinationStream, type Level, type Logger } from 'pino';
 import pretty from 'pino-pretty';
 
@@ -20,29 +20,42 @@ export const REDACTED_PATHS = [
 
 export type LogFormat = 'json' | 'pretty';
 
-type Env = Record<string, string | undefined>;
 type Terminal = { isTTY?: boolean | undefined };
 
-/** LOG_FORMAT (`json` | `pretty`) when set, else pretty on a terminal and JSON when piped. */
-export function logFormat(env: Env = process.env, stdout: Terminal = process.stdout): LogFormat {
-  const asked = env.LOG_FORMAT?.trim().toLowerCase();
-  if (asked === 'json' || asked === 'pretty') return asked;
-  return stdout.isTTY ? 'pretty' : 'json';
+/** How a process logs: its role's LOG_LEVEL, LOG_FORMAT and NO_COLOR, as config parsed them at the edge. */
+export interface LogSettings {
+  level: Level | 'silent';
+  /** Asked for; unset: pretty on a terminal, JSON when piped. */
+  format: LogFormat | undefined;
+  /** False under NO_COLOR; colours need a terminal too. */
+  colour: boolean;
+}
+
+let settings: LogSettings = { level: 'info', format: undefined, colour: true };
+
+/** This process's log settings, set once at its start (the CLI verb, from its role's environment). */
+export function configureLogs(given: LogSettings): void {
+  settings = given;
+}
+
+/** The format asked for, else pretty on a terminal and JSON when piped. */
+export function logFormat(given: LogSettings = settings, stdout: Terminal = process.stdout): LogFormat {
+  return given.format ?? (stdout.isTTY ? 'pretty' : 'json');
 }
 
 /** Colours only on a terminal, and not when NO_COLOR is set to anything. */
-export function colourOn(env: Env = process.env, stdout: Terminal = process.stdout): boolean {
-  return Boolean(stdout.isTTY) && !env.NO_COLOR;
+export function colourOn(given: LogSettings = settings, stdout: Terminal = process.stdout): boolean {
+  return Boolean(stdout.isTTY) && given.colour;
 }
 
 /**
- * A logger named after its service or part (`bus`, `agent`, `control`). The level defaults to
- * `LOG_LEVEL`, else `info`; `destination` is for tests and tools that read what was logged (JSON).
+ * A logger named after its service or part (`bus`, `agent`, `control`). The level defaults to the
+ * process's (configureLogs: LOG_LEVEL), else `info`; `destination` is for tests and tools that read what was logged (JSON).
  */
 export function createLogger(name: string, level?: Level | 'silent', destination?: DestinationStream): Logger {
   const options = {
     name,
-    level: level ?? (process.env.LOG_LEVEL as Level | undefined) ?? 'info',
+    level: level ?? settings.level,
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
   };
   if (destination) return pino(options, destination);

@@ -1,7 +1,10 @@
 // Run by log.test.ts in a child process, on a pseudo-terminal or a pipe: logs what an operator
 // would see (a change with its event, a warning with an error, a server's text with an escape).
-import { createLogger } from '../src';
+import { controlEnv, parseEnv } from '@mcp-fleet/config';
+import { configureLogs, createLogger } from '../src';
 
+// As a verb starts: its environment's LOG_LEVEL, LOG_FORMAT and NO_COLOR.
+configureLogs(parseEnv(controlEnv, process.env).log);
 const log = createLogger('mcp-fleet');
 log.info(
   { event: 'era_move', server: 'drifter-modern', region: 'eu-west', from: '2025-11-25', to: '2026-07-28' },

@@ -4,6 +4,7 @@
 // job (the CLI's edge), so nothing here knows a variable name.
 import { type Agent, type AgentOptions, startAgent } from '@mcp-fleet/agent';
 import { type Bus, type OpenBusOptions, openBus } from '@mcp-fleet/bus';
+import type { SignInSettings } from '@mcp-fleet/config';
 import { type Control, type ControlOptions, startControl } from '@mcp-fleet/control';
 import type { Logger } from '@mcp-fleet/log';
 import { type Db, openStore, type Store, type StoreOptions } from '@mcp-fleet/store';
@@ -29,6 +30,9 @@ export interface DashboardStarter {
     db: Db;
     apiUrl: string;
     apiToken?: string | undefined;
+    signIn: SignInSettings;
+    allowedHosts: readonly string[];
+    traceUrl?: string | undefined;
     port: number;
     host?: string | undefined;
     log?: ((msg: string) => void) | undefined;
@@ -46,6 +50,11 @@ export interface DashboardConfig {
   host?: string | undefined;
   /** The dashboard's token for control (admin scope to change the fleet); never sent to a browser. */
   apiToken?: string | undefined;
+  /** Who may sign in, and the host names served with sign-in off (the web role's settings). */
+  signIn: SignInSettings;
+  allowedHosts: readonly string[];
+  /** A trace UI link for runs. */
+  traceUrl?: string | undefined;
   log?: ((msg: string) => void) | undefined;
 }
 

@@ -18,6 +18,7 @@ import {
   seriesValue,
   startNatsServer,
   type TestDatabase,
+  testKeyring,
   waitFor,
 } from '@mcp-fleet/testkit';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
@@ -259,7 +260,7 @@ describe('NATS restarted under load', () => {
     let bus: ReturnType<typeof recordingBus> | undefined;
     let control: Awaited<ReturnType<typeof startControl>> | undefined;
     try {
-      store = await openStore({ databaseUrl: db.url });
+      store = await openStore({ databaseUrl: db.url, keyring: testKeyring() });
       await store.migrate();
       const ns = namespace();
       // Control's bus logs its connection changes here: when it is back, slots must flow again.
@@ -416,7 +417,7 @@ describe('Postgres stopped for 30 s under load', () => {
       await bus.ensure(REGIONS);
       control = await startControlProcess({ fleetFile, databaseUrl: pg.url, natsUrl: NATS_URL, namespace: ns });
       // The test reads through its own small pool.
-      reads = await openStore({ databaseUrl: pg.url, poolSize: 2 });
+      reads = await openStore({ databaseUrl: pg.url, poolSize: 2, keyring: testKeyring() });
       const rdb = reads.db;
       agents.push(
         ...(await Promise.all(
@@ -439,7 +440,7 @@ describe('Postgres stopped for 30 s under load', () => {
 
       // A transaction open when Postgres goes: it must fail, never take its process down (the store
       // guards every pool's checked-out clients; here a pool of the test's own process, deterministically).
-      held = await openStore({ databaseUrl: pg.url, poolSize: 1 });
+      held = await openStore({ databaseUrl: pg.url, poolSize: 1, keyring: testKeyring() });
       let release = () => {};
       const holding = new Promise<void>((resolve) => {
         release = resolve;
@@ -566,7 +567,7 @@ describe('control as a process', () => {
     bus = await connectNatsBus({ servers: NATS_URL, namespace: ns, log, ackWaitMs: ACK_WAIT_MS });
     await bus.ensure(REGIONS);
     control = await startControlHere();
-    reads = await openStore({ databaseUrl: db.url, poolSize: 2 });
+    reads = await openStore({ databaseUrl: db.url, poolSize: 2, keyring: testKeyring() });
     entries = await scheduleEntries(reads.db, REGIONS);
     agents.push(
       ...(await Promise.all(

@@ -12,7 +12,7 @@ import { type Control, parseFleet } from '@mcp-fleet/control';
 import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
 import { createLogger, type Logger } from '@mcp-fleet/log';
 import type { Store } from '@mcp-fleet/store';
-import { createTestDatabase, LOOPBACK_FLOOR, type TestDatabase } from '@mcp-fleet/testkit';
+import { createTestDatabase, LOOPBACK_FLOOR, type TestDatabase, testKeyring } from '@mcp-fleet/testkit';
 import { startMonitor } from '../src';
 
 export const NATS_URL = process.env.MCP_FLEET_TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -92,7 +92,7 @@ export async function startTestMonitor(
   const sim = await startSim({ only: [...new Set([...servers.map((s) => s.name), 'silent'])] });
   const monitor = await startMonitor({
     log,
-    store: { open: db ? { databaseUrl: db.url } : { dataDir: join(dir!, 'pgdata') } },
+    store: { open: db ? { databaseUrl: db.url, keyring: testKeyring() } : { dataDir: join(dir!, 'pgdata') } },
     bus,
     control: {
       log: opts.controlLog ?? log,

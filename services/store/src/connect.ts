@@ -5,7 +5,7 @@ import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
-import { type Keyring, loadKeyring, useKeyring, withSecretFiles } from '@mcp-fleet/auth';
+import { type Keyring, type KeyringSources, loadKeyring, useKeyring } from '@mcp-fleet/auth';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
@@ -27,14 +27,17 @@ export interface StoreOptions {
   sharedBuffers?: string | undefined;
   /** Postgres pool size (default 10). */
   poolSize?: number | undefined;
+  /** PGPASSWORD: the password for a URL without one (as libpq reads it). */
+  password?: string | undefined;
   /**
-   * Where the secret key and Postgres TLS settings come from (default process.env):
-   * MCP_FLEET_SECRET_KEY (or _FILE) and _PREVIOUS; PGSSLMODE, DATABASE_CA / DATABASE_CERT /
-   * DATABASE_KEY (or libpq's PGSSLROOTCERT / PGSSLCERT / PGSSLKEY) when the URL does not say.
+   * libpq's TLS parameters where the URL does not set them (config's database settings: PGSSLMODE,
+   * DATABASE_CA / DATABASE_CERT / DATABASE_KEY or libpq's PGSSLROOTCERT / PGSSLCERT / PGSSLKEY).
    */
-  env?: Record<string, string | undefined> | undefined;
+  tls?: TlsSettings | undefined;
+  /** Where the key sealing stored credentials comes from: MCP_FLEET_SECRET_KEY (or _FILE) and _PREVIOUS. */
+  secretKey?: Pick<KeyringSources, 'key' | 'keyFile' | 'previous'> | undefined;
   /**
-   * The keyring for stored credentials, instead of the environment's (null: none). Without either,
+   * The keyring for stored credentials, instead of `secretKey`'s (null: none). Without either,
    * embedded mode makes a key file beside its directory (`./.mcp-fleet/secret.key`); Postgres has none.
    */
   keyring?: Keyring | null | undefined;
@@ -71,34 +74,36 @@ export function embeddedKeyFile(dataDir: string): string {
   return join(dirname(resolve(dataDir)), 'secret.key');
 }
 
+/** libpq's TLS parameters, each added to the URL where it does not set it. */
+export interface TlsSettings {
+  sslrootcert?: string | undefined;
+  sslcert?: string | undefined;
+  sslkey?: string | undefined;
+  sslmode?: string | undefined;
+}
+
 export async function openStore(opts: StoreOptions = {}): Promise<Store> {
-  // PGPASSWORD and MCP_FLEET_SECRET_KEY_PREVIOUS may come from files (`<VAR>_FILE`, mounted secrets).
-  const env = withSecretFiles(opts.env ?? process.env);
-  return opts.databaseUrl
-    ? openPostgres(opts.databaseUrl, opts, env)
-    : openPglite(opts.dataDir ?? DEFAULT_DATA_DIR, opts, env);
+  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts) : openPglite(opts.dataDir ?? DEFAULT_DATA_DIR, opts);
 }
 
 /** The keyring for stored credentials, installed as this process's (see credentials.ts). */
-function settleKeyring(
-  opts: StoreOptions,
-  env: Record<string, string | undefined>,
-  keyFile: string | undefined,
-): Keyring | null {
+function settleKeyring(opts: StoreOptions, keyFile: string | undefined): Keyring | null {
   const keyring =
-    opts.keyring !== undefined ? opts.keyring : loadKeyring({ env, embeddedKeyFile: keyFile, log: opts.log });
+    opts.keyring !== undefined
+      ? opts.keyring
+      : loadKeyring({ ...opts.secretKey, embeddedKeyFile: keyFile, log: opts.log });
   useKeyring(keyring);
   if (keyring) opts.log?.(`store: stored credentials sealed with key ${keyring.id} (${keyring.source})`);
   else opts.log?.('store: no MCP_FLEET_SECRET_KEY: servers with headers (credentials) cannot be stored');
   return keyring;
 }
 
-/** libpq's TLS parameters, and the environment variables that give them when the URL does not. */
-const TLS_PARAMS: [param: string, env: string[], what: string][] = [
-  ['sslrootcert', ['DATABASE_CA', 'PGSSLROOTCERT'], 'CA certificate'],
-  ['sslcert', ['DATABASE_CERT', 'PGSSLCERT'], 'client certificate'],
-  ['sslkey', ['DATABASE_KEY', 'PGSSLKEY'], 'client key'],
-  ['sslmode', ['PGSSLMODE'], 'mode'],
+/** libpq's TLS parameters, and what each is. */
+const TLS_PARAMS: [param: keyof TlsSettings, what: string][] = [
+  ['sslrootcert', 'CA certificate'],
+  ['sslcert', 'client certificate'],
+  ['sslkey', 'client key'],
+  ['sslmode', 'mode'],
 ];
 
 /**
@@ -108,10 +113,7 @@ const TLS_PARAMS: [param: string, env: string[], what: string][] = [
  * `verify-full` (unless the URL says `uselibpqcompat=true`); `no-verify` encrypts without checking;
  * `disable` (or no TLS settings at all) connects in the clear.
  */
-export function postgresConnection(
-  url: string,
-  env: Record<string, string | undefined> = process.env,
-): { url: string; tls: string } {
+export function postgresConnection(url: string, tlsSettings: TlsSettings = {}): { url: string; tls: string } {
   let u: URL;
   try {
     u = new URL(url);
@@ -119,9 +121,9 @@ export function postgresConnection(
     return { url, tls: 'unknown' };
   }
   let changed = false;
-  for (const [param, names] of TLS_PARAMS) {
+  for (const [param] of TLS_PARAMS) {
     if (u.searchParams.has(param)) continue;
-    const value = names.map((n) => env[n]?.trim()).find(Boolean);
+    const value = tlsSettings[param]?.trim();
     if (value) {
       u.searchParams.set(param, value);
       changed = true;
@@ -132,7 +134,7 @@ export function postgresConnection(
     u.searchParams.set('sslmode', 'verify-full');
     changed = true;
   }
-  for (const [param, , what] of files) {
+  for (const [param, what] of files) {
     const path = u.searchParams.get(param)!;
     try {
       accessSync(path, constants.R_OK);
@@ -149,17 +151,13 @@ export function postgresConnection(
   return { url: changed ? u.toString() : url, tls: mode === 'disable' ? 'off' : mode };
 }
 
-async function openPostgres(
-  rawUrl: string,
-  opts: StoreOptions,
-  env: Record<string, string | undefined>,
-): Promise<Store> {
-  const keyring = settleKeyring(opts, env, undefined);
+async function openPostgres(rawUrl: string, opts: StoreOptions): Promise<Store> {
+  const keyring = settleKeyring(opts, undefined);
   const where = describeUrl(rawUrl);
   // A URL without a password takes PGPASSWORD (or the file PGPASSWORD_FILE names), as libpq does.
-  const fromEnv = passwordOf(rawUrl) === undefined ? env.PGPASSWORD || undefined : undefined;
+  const fromEnv = passwordOf(rawUrl) === undefined ? opts.password || undefined : undefined;
   const secret = passwordOf(rawUrl) ?? fromEnv;
-  const { url, tls } = postgresConnection(fromEnv ? withPassword(rawUrl, fromEnv) : rawUrl, env);
+  const { url, tls } = postgresConnection(fromEnv ? withPassword(rawUrl, fromEnv) : rawUrl, opts.tls);
   const pool = new pg.Pool({
     connectionString: url,
     // No TLS settings anywhere: say so, rather than let pg read PGSSLMODE from another environment.
@@ -215,11 +213,7 @@ async function openPostgres(
   };
 }
 
-async function openPglite(
-  dataDir: string,
-  opts: StoreOptions,
-  env: Record<string, string | undefined>,
-): Promise<Store> {
+async function openPglite(dataDir: string, opts: StoreOptions): Promise<Store> {
   const dir = resolve(dataDir);
   let client: PGlite;
   try {
@@ -231,7 +225,7 @@ async function openPglite(
   const unlock = lockDataDir(dir, opts.log);
   let keyring: Keyring | null;
   try {
-    keyring = settleKeyring(opts, env, embeddedKeyFile(dir));
+    keyring = settleKeyring(opts, embeddedKeyFile(dir));
   } catch (err) {
     unlock();
     throw err;

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ADMIN_URL, admin } from '@mcp-fleet/testkit';
+import { ADMIN_URL, admin, testKeyring } from '@mcp-fleet/testkit';
 import { openStore, type Store } from '../src';
 
 export { ADMIN_URL } from '@mcp-fleet/testkit';
@@ -26,7 +26,7 @@ export function postgresBackend(): Backend {
       await admin(`create database ${name}`);
       const url = new URL(ADMIN_URL);
       url.pathname = `/${name}`;
-      store = await openStore({ databaseUrl: url.toString() });
+      store = await openStore({ databaseUrl: url.toString(), keyring: testKeyring() });
       return store;
     },
     async dispose() {

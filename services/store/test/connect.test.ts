@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { createServer as createTcpServer } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { controlEnv, parseEnv } from '@mcp-fleet/config';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, getServerByName, MIGRATIONS_DIR, openStore, type Store, servers } from '../src';
@@ -177,7 +178,8 @@ describe('connection errors', () => {
       writeFileSync(file, 'from-the-file-s3cret\n', { mode: 0o600 });
       const err = (await openStore({
         databaseUrl: `postgres://mcpfleet@127.0.0.1:${port}/mcpfleet?sslmode=disable`,
-        env: { PGPASSWORD_FILE: file },
+        // As a verb parses its environment: PGPASSWORD_FILE read into the password.
+        password: parseEnv(controlEnv, { PGPASSWORD_FILE: file }).database.password,
       }).catch((e: Error) => e)) as Error;
       expect(err.message).toMatch(
         /^cannot connect to Postgres at 127\.0\.0\.1:\d+\/mcpfleet: .*password authentication failed/,

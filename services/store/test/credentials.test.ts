@@ -364,7 +364,7 @@ describe('openStore', () => {
 
   it('makes the embedded key beside the database when the environment has none, and refuses a bad key', async () => {
     const dataDir = join(dir, 'pgdata');
-    const store = await openStore({ dataDir, env: {} });
+    const store = await openStore({ dataDir });
     try {
       expect(existsSync(join(dir, 'secret.key'))).toBe(true);
       expect(store.keyring?.source).toBe(`key file ${join(dir, 'secret.key')}`);
@@ -372,6 +372,6 @@ describe('openStore', () => {
     } finally {
       await store.close();
     }
-    await expect(openStore({ dataDir, env: { MCP_FLEET_SECRET_KEY: 'too-short' } })).rejects.toThrow(SecretKeyError);
+    await expect(openStore({ dataDir, secretKey: { key: 'too-short' } })).rejects.toThrow(SecretKeyError);
   });
 });

@@ -3,11 +3,13 @@
 // as root). verify-full with DATABASE_CA / PGSSLROOTCERT / sslrootcert connects and the whole
 // store works; another CA, another host name and plaintext are refused; a client certificate
 // (DATABASE_CERT / DATABASE_KEY) logs in where pg_hba demands one.
+
 import { execFileSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { controlEnv, parseEnv } from '@mcp-fleet/config';
 import { makeTestCa, type TestCa } from '@mcp-fleet/testkit';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -33,6 +35,9 @@ function pgRun(bin: string, args: string[]): string {
   return execFileSync(cmd, argv, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
+/** Postgres TLS as a verb's environment gives it (config's database settings). */
+const tlsOf = (env: Record<string, string>) => parseEnv(controlEnv, env).database.tls;
+
 describe.skipIf(!runnable)('Postgres over TLS', () => {
   let dir: string;
   let data: string;
@@ -42,8 +47,10 @@ describe.skipIf(!runnable)('Postgres over TLS', () => {
   const url = (user = 'postgres', host = '127.0.0.1', query = '') =>
     `postgres://${user}@${host}:${port}/postgres${query ? `?${query}` : ''}`;
   /** Only what each test names: the machine's PG* variables stay out of it. */
-  const open = (databaseUrl: string, env: Record<string, string> = {}) =>
-    openStore({ databaseUrl, env, keyring: null, poolSize: 2 });
+  const open = (databaseUrl: string, env: Record<string, string> = {}) => {
+    const { password, tls } = parseEnv(controlEnv, env).database;
+    return openStore({ databaseUrl, password, tls, keyring: null, poolSize: 2 });
+  };
   const sslInUse = async (store: Store) => {
     const r = await store.db.execute(sql`select ssl from pg_stat_ssl where pid = pg_backend_pid()`);
     return (r as unknown as { rows: { ssl: boolean }[] }).rows[0]?.ssl;
@@ -174,20 +181,23 @@ describe.skipIf(!runnable)('Postgres over TLS', () => {
 describe('postgresConnection', () => {
   it('adds the environment where the URL says nothing, and says which mode results', () => {
     const base = 'postgres://u:p@db.internal:5432/fleet';
-    expect(postgresConnection(base, {})).toEqual({ url: base, tls: 'off' });
-    expect(postgresConnection(`${base}?sslmode=require`, {})).toEqual({
+    expect(postgresConnection(base, tlsOf({}))).toEqual({ url: base, tls: 'off' });
+    expect(postgresConnection(`${base}?sslmode=require`, tlsOf({}))).toEqual({
       url: `${base}?sslmode=require`,
       tls: 'require',
     });
-    expect(postgresConnection(base, { PGSSLMODE: 'no-verify' })).toEqual({
+    expect(postgresConnection(base, tlsOf({ PGSSLMODE: 'no-verify' }))).toEqual({
       url: `${base}?sslmode=no-verify`,
       tls: 'no-verify',
     });
     // Certificate files alone mean verify-full; the URL's own settings win over the environment.
-    const withCa = postgresConnection(base, { DATABASE_CA: '/dev/null' });
+    const withCa = postgresConnection(base, tlsOf({ DATABASE_CA: '/dev/null' }));
     expect(withCa.tls).toBe('verify-full');
     expect(new URL(withCa.url).searchParams.get('sslrootcert')).toBe('/dev/null');
-    const own = postgresConnection(`${base}?sslmode=disable`, { DATABASE_CA: '/dev/null', PGSSLMODE: 'verify-full' });
+    const own = postgresConnection(
+      `${base}?sslmode=disable`,
+      tlsOf({ DATABASE_CA: '/dev/null', PGSSLMODE: 'verify-full' }),
+    );
     expect(own.tls).toBe('off');
   });
 });

@@ -1,4 +1,5 @@
 export { makeTestCa, type TestCa } from './certs';
+export { TEST_SECRET_KEY, testKeyring } from './keyring';
 export { LOOPBACK_FLOOR } from './loopback-floor';
 export { parseMetrics, type Sample, seriesValue } from './metrics-text';
 export { NATS_SERVER_BIN, type NatsServer, type NatsServerOptions, startNatsServer } from './nats-server';

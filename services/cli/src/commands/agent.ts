@@ -1,8 +1,9 @@
 import { startAgent, startTracing } from '@mcp-fleet/agent';
-import { busOptionsFromEnv, openBus } from '@mcp-fleet/bus';
-import { createLogger } from '@mcp-fleet/log';
+import { openBus } from '@mcp-fleet/bus';
+import { agentEnv, parseEnv } from '@mcp-fleet/config';
+import { configureLogs, createLogger } from '@mcp-fleet/log';
 import { describeRanges } from '@mcp-fleet/probe';
-import { parse, positiveInt, secretEnv } from '../args';
+import { parse, positiveInt } from '../args';
 import { assertFree, inUse, type Listener } from '../in-use';
 import { probeFloor } from '../probe-floor';
 import { EXIT, UsageError } from '../usage';
@@ -23,12 +24,14 @@ const OPTIONS = {
 export async function agentCommand(args: string[], out: (s: string) => void): Promise<number> {
   const { values, positionals } = parse(args, OPTIONS);
   if (positionals.length) throw new UsageError(`unexpected argument: ${positionals[0]}`);
-  const region = values.region ?? process.env.MCP_FLEET_REGION;
+  // The environment, parsed once (NATS_PASSWORD may come from a file: NATS_PASSWORD_FILE, a mounted secret).
+  const settings = parseEnv(agentEnv, process.env);
+  configureLogs(settings.log);
+  const region = values.region ?? settings.region;
   if (!region) throw new UsageError('agent needs --region <name> (or MCP_FLEET_REGION)');
   // Where this agent's probes may go, whatever a job says: a job can narrow it, never widen it.
-  const floor = probeFloor(process.env, { allow: values.allow, deny: values.deny, schemes: values.schemes });
-  // NATS_PASSWORD may come from a file (NATS_PASSWORD_FILE: a mounted secret).
-  const busOptions = busOptionsFromEnv(secretEnv());
+  const floor = probeFloor(settings.probeFloor, { allow: values.allow, deny: values.deny, schemes: values.schemes });
+  const busOptions = settings.nats;
   if (!busOptions.natsUrl)
     throw new UsageError(
       'a separate agent reaches control through NATS: set NATS_URL (mcp-fleet up runs agents in-process)',
@@ -36,13 +39,11 @@ export async function agentCommand(args: string[], out: (s: string) => void): Pr
   const concurrency = positiveInt(values.concurrency, '--concurrency', 64, 1024);
   // How long a job may go unsettled before NATS hands it to another agent (a killed agent's jobs).
   const ackWaitMs = positiveInt(values['ack-wait'], '--ack-wait', 60_000, 3_600_000);
-  const metricsPort = positiveInt(
-    values['metrics-port'] ?? process.env.MCP_FLEET_AGENT_PORT,
-    '--metrics-port',
-    9464,
-    65_535,
-  );
-  const host = values.host ?? process.env.MCP_FLEET_AGENT_HOST ?? '127.0.0.1';
+  const metricsPort =
+    values['metrics-port'] === undefined
+      ? settings.metrics.port
+      : positiveInt(values['metrics-port'], '--metrics-port', 9464, 65_535);
+  const host = values.host ?? settings.metrics.host ?? '127.0.0.1';
   const listeners: Listener[] = [
     {
       what: `agent ${region}'s /metrics`,
@@ -65,7 +66,7 @@ export async function agentCommand(args: string[], out: (s: string) => void): Pr
   // Streams and durables are control's: an agent's NATS user may only pull its region's jobs and
   // publish its region's results and heartbeats (deploy/nats), so it waits for them to exist.
   const bus = await openBus({ ...busOptions, log, declare: false });
-  const tracing = startTracing({ serviceName: 'mcp-fleet-agent' });
+  const tracing = startTracing({ serviceName: 'mcp-fleet-agent', url: settings.tracing.url });
   let agent: Awaited<ReturnType<typeof startAgent>>;
   try {
     agent = await startAgent({ bus, region, log, concurrency, metricsPort, host, ackWaitMs, probeFloor: floor });

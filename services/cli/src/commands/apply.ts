@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline/promises';
-import { type ApplySummary, expandFleetFile, FleetFileError, type FleetObject } from '@mcp-fleet/control';
-import { parse, secretEnv } from '../args';
+import { applyEnv, expandFleetFile, FleetFileError, type FleetObject, parseEnv } from '@mcp-fleet/config';
+import type { ApplySummary } from '@mcp-fleet/control';
+import { parse } from '../args';
 import { planLines, retiring, totals } from '../plan-text';
 import { EXIT, UsageError } from '../usage';
 
@@ -40,8 +41,10 @@ export async function applyCommand(args: string[], out: (s: string) => void): Pr
     process.stderr.write(`mcp-fleet: ${err.message}\n`);
     return EXIT.usage;
   }
-  const api = values.api ?? `http://127.0.0.1:${process.env.MCP_FLEET_API_PORT ?? 7070}`;
-  const control = new ControlClient(api, path, fleet);
+  // With API tokens on, applying needs an admin token: MCP_FLEET_API_TOKEN or the file
+  // MCP_FLEET_API_TOKEN_FILE names (never a flag, which `ps` shows).
+  const settings = parseEnv(applyEnv, process.env);
+  const control = new ControlClient(values.api ?? settings.apiUrl, settings.apiToken, path, fleet);
 
   const plan = await control.post('?dryRun=1');
   if (typeof plan === 'number') return plan;
@@ -84,14 +87,13 @@ export async function applyCommand(args: string[], out: (s: string) => void): Pr
 class ControlClient {
   constructor(
     private readonly api: string,
+    private readonly token: string | undefined,
     private readonly path: string,
     private readonly fleet: FleetObject,
   ) {}
 
   async post(query: string): Promise<ApplySummary | number> {
-    // With API tokens on, applying needs an admin token: MCP_FLEET_API_TOKEN or the file
-    // MCP_FLEET_API_TOKEN_FILE names (never a flag, which `ps` shows).
-    const token = secretEnv().MCP_FLEET_API_TOKEN?.trim();
+    const token = this.token;
     let res: Response;
     try {
       res = await fetch(`${this.api}/api/fleet${query}`, {

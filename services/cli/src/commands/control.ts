@@ -1,21 +1,18 @@
 import { CredentialsUnreadableError, SecretKeyError } from '@mcp-fleet/auth';
-import { busOptionsFromEnv, openBus } from '@mcp-fleet/bus';
+import { openBus } from '@mcp-fleet/bus';
 import {
-  API_AUTH_HOW,
-  type ApiAuth,
-  AuthConfigError,
-  allowedHostsFromEnv,
-  allowUnauthenticated,
-  apiAuthFromEnv,
-  assertSafeBind,
+  type ApiAuthSettings,
+  controlEnv,
   FleetFileError,
   loadFleetFile,
-  startControl,
-} from '@mcp-fleet/control';
-import { createLogger } from '@mcp-fleet/log';
+  parseEnv,
+  secretEnv,
+} from '@mcp-fleet/config';
+import { API_AUTH_HOW, ApiAuth, AuthConfigError, assertSafeBind, startControl } from '@mcp-fleet/control';
+import { configureLogs, createLogger } from '@mcp-fleet/log';
 import { isLoopbackAddress } from '@mcp-fleet/probe';
 import { openStore } from '@mcp-fleet/store';
-import { parse, positiveInt, retentionDays, secretEnv } from '../args';
+import { parse } from '../args';
 import { embeddedDataDir } from '../data-dir';
 import { assertFree, InUseError, inUse, type Listener } from '../in-use';
 import { probeFloor } from '../probe-floor';
@@ -28,33 +25,29 @@ const OPTIONS = { fleet: { type: 'string' }, host: { type: 'string' }, 'data-dir
 export async function controlCommand(args: string[], out: (s: string) => void): Promise<number> {
   const { values, positionals } = parse(args, OPTIONS);
   if (positionals.length) throw new UsageError(`unexpected argument: ${positionals[0]}`);
-  // Secrets may come from files (MCP_FLEET_ADMIN_TOKEN_FILE, NATS_PASSWORD_FILE, …: mounted secrets).
-  const env = secretEnv();
-  const host = values.host ?? env.MCP_FLEET_API_HOST ?? '127.0.0.1';
+  // The environment, parsed once (secrets may come from files: MCP_FLEET_ADMIN_TOKEN_FILE, NATS_PASSWORD_FILE, …).
+  const settings = parseEnv(controlEnv, process.env);
+  configureLogs(settings.log);
+  const host = values.host ?? settings.api.host;
   // Tokens and the address are checked before anything starts: a bad token or an open API beyond
   // loopback is a usage error, not a half-started control.
-  const auth = checkedApiAuth(env);
+  const auth = checkedApiAuth(settings.auth);
   // Control's own probes (detect, a pinned test's first run) obey a floor of its own, as agents do.
-  const floor = probeFloor(env);
-  let allowedHosts: string[];
+  const floor = probeFloor(settings.probeFloor);
+  const { allowedHosts, allowUnauthenticated } = settings.exposure;
   try {
-    allowedHosts = allowedHostsFromEnv(env);
-    assertSafeBind({
-      what: "control's API",
-      host,
-      authEnabled: auth.enabled,
-      allowUnauthenticated: allowUnauthenticated(env),
-      how: API_AUTH_HOW,
-    });
+    assertSafeBind({ what: "control's API", host, authEnabled: auth.enabled, allowUnauthenticated, how: API_AUTH_HOW });
   } catch (err) {
     if (err instanceof AuthConfigError) throw new UsageError(err.message);
     throw err;
   }
-  const port = positiveInt(env.MCP_FLEET_API_PORT, 'MCP_FLEET_API_PORT', 7070, 65_535);
+  const port = settings.api.port;
   const listeners: Listener[] = [
     { what: "control's API", host, port, setting: 'MCP_FLEET_API_PORT', hostSetting: '--host or MCP_FLEET_API_HOST' },
   ];
-  const dataDir = embeddedDataDir(values['data-dir'], env);
+  const dataDir = embeddedDataDir(values['data-dir'], settings.database.url);
+  // A fleet file's `${NAME}` comes from control's environment, mounted secrets included.
+  const env = secretEnv(process.env);
   const log = createLogger('mcp-fleet-control');
   let fleet = null;
   try {
@@ -69,12 +62,17 @@ export async function controlCommand(args: string[], out: (s: string) => void): 
     return EXIT.usage;
   }
   // The secret key (MCP_FLEET_SECRET_KEY, …) and Postgres TLS (PGSSLMODE, DATABASE_CA, …) come from the environment too.
-  const store = await openStore({ databaseUrl: env.DATABASE_URL, dataDir, env, log: (m) => log.info(m) }).catch((err) =>
-    configError(inUse(err) ?? err),
-  );
+  const store = await openStore({
+    databaseUrl: settings.database.url,
+    password: settings.database.password,
+    tls: settings.database.tls,
+    secretKey: settings.secretKey,
+    dataDir,
+    log: (m) => log.info(m),
+  }).catch((err) => configError(inUse(err) ?? err));
   if (!store) return EXIT.usage;
   await store.migrate();
-  const busOptions = busOptionsFromEnv(env);
+  const busOptions = settings.nats;
   if (!busOptions.natsUrl) log.warn('NATS_URL is unset: jobs stay in this process and no separate agent will see them');
   else if (!busOptions.tls && !natsLooksLocalOrTls(busOptions.natsUrl))
     log.warn(
@@ -86,15 +84,13 @@ export async function controlCommand(args: string[], out: (s: string) => void): 
     bus,
     log,
     fleet,
-    regions: env.MCP_FLEET_REGIONS?.split(',')
-      .map((r) => r.trim())
-      .filter(Boolean),
+    regions: settings.regions,
     port,
     host,
     auth,
-    allowUnauthenticated: allowUnauthenticated(env),
+    allowUnauthenticated,
     allowedHosts,
-    retentionDays: retentionDays(),
+    retentionDays: settings.retentionDays,
     probeFloor: floor,
   }).catch((err) => configError(inUse(err, listeners) ?? err));
   if (!control) {
@@ -150,10 +146,10 @@ function configError(err: unknown): undefined {
   throw err;
 }
 
-/** API tokens from the environment; a bad one is a usage error naming the variable, never the value. */
-export function checkedApiAuth(env: Record<string, string | undefined>): ApiAuth {
+/** Control's API auth from its tokens (config checked each); a clash is a usage error naming both, never a value. */
+export function checkedApiAuth(settings: ApiAuthSettings): ApiAuth {
   try {
-    return apiAuthFromEnv(env);
+    return new ApiAuth(settings);
   } catch (err) {
     if (err instanceof AuthConfigError) throw new UsageError(err.message);
     throw err;

@@ -21,11 +21,12 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { AuthConfigError, tokensFromEnv } from '@mcp-fleet/auth/api-tokens';
+import { AuthConfigError } from '@mcp-fleet/auth/api-tokens';
 import { generateSecretKey, parseSecretKey, SecretKeyError } from '@mcp-fleet/auth/keyring';
-// Light imports only (subpaths, no bus, control or database): this runs at every `docker compose up`.
+// Light imports only (config, subpaths; no bus, control or database): this runs at every `docker compose up`.
 import { assertRegion } from '@mcp-fleet/bus/region';
-import { webAuthFromEnv } from '@mcp-fleet/web/auth';
+import { ConfigError, controlEnv, parseEnv, webEnv } from '@mcp-fleet/config';
+import { webAuthFrom } from '@mcp-fleet/web/auth';
 import { EXIT, parseArgsError, UsageError } from '../usage';
 
 const OPTIONS = {
@@ -197,10 +198,11 @@ export async function secretsCommand(args: string[], out: (s: string) => void): 
     // dashboard's password, session key and tokens. What they refuse is refused here, before any write.
     const roleEnv = (role: string) =>
       Object.fromEntries(Object.entries(layout[role]!).map(([file, secret]) => [file, value.get(secret)]));
-    tokensFromEnv(roleEnv('control')); // control's API tokens, parsed as apiAuthFromEnv parses them
-    webAuthFromEnv(roleEnv('web'));
+    parseEnv(controlEnv, roleEnv('control'));
+    const web = parseEnv(webEnv, roleEnv('web'));
+    webAuthFrom(web.signIn, web.exposure.allowedHosts);
   } catch (err) {
-    if (err instanceof AuthConfigError || err instanceof SecretKeyError) {
+    if (err instanceof AuthConfigError || err instanceof SecretKeyError || err instanceof ConfigError) {
       process.stderr.write(`mcp-fleet: ${err.message}; nothing written\n`);
       return EXIT.usage;
     }

@@ -1,24 +1,14 @@
-import { startTracing, tracesUrl } from '@mcp-fleet/agent';
+import { startTracing } from '@mcp-fleet/agent';
 import { CredentialsUnreadableError, SecretKeyError } from '@mcp-fleet/auth';
-import { busOptionsFromEnv } from '@mcp-fleet/bus';
-import {
-  API_AUTH_HOW,
-  AuthConfigError,
-  allowedHostsFromEnv,
-  allowUnauthenticated,
-  assertSafeBind,
-  FleetFileError,
-  loadFleetFile,
-  parseFleet,
-  tokensFromEnv,
-} from '@mcp-fleet/control';
+import { FleetFileError, loadFleetFile, parseEnv, parseFleet, secretEnv, upEnv } from '@mcp-fleet/config';
+import { API_AUTH_HOW, AuthConfigError, assertSafeBind } from '@mcp-fleet/control';
 import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
-import { createLogger } from '@mcp-fleet/log';
+import { configureLogs, createLogger } from '@mcp-fleet/log';
 import { type Monitor, startMonitor } from '@mcp-fleet/monitor';
 import { describeRanges } from '@mcp-fleet/probe';
 import { openStore, type Store } from '@mcp-fleet/store';
-import { webAuthFromEnv } from '@mcp-fleet/web/auth';
-import { parse, positiveInt, retentionDays, secretEnv } from '../args';
+import { webAuthFrom } from '@mcp-fleet/web/auth';
+import { parse, positiveInt } from '../args';
 import { embeddedDataDir } from '../data-dir';
 import { DEMO_CYCLE_MS, DEMO_REGIONS, demoEpoch, demoFleetYaml, demoStateAt, playDemoDrift } from '../demo-fleet';
 import { assertFree, inUse, type Listener } from '../in-use';
@@ -46,34 +36,33 @@ const OPTIONS = {
 export async function upCommand(args: string[], out: (s: string) => void): Promise<number> {
   const { values, positionals } = parse(args, OPTIONS);
   if (positionals.length) throw new UsageError(`unexpected argument: ${positionals[0]}`);
-  const env = secretEnv();
+  // The environment, parsed once (secrets may come from files: `<VAR>_FILE`, mounted secrets).
+  const settings = parseEnv(upEnv, process.env);
+  configureLogs(settings.log);
   const log = createLogger('mcp-fleet');
-  const apiPort = positiveInt(env.MCP_FLEET_API_PORT, 'MCP_FLEET_API_PORT', 7070, 65_535);
-  const agentPort = positiveInt(env.MCP_FLEET_AGENT_PORT, 'MCP_FLEET_AGENT_PORT', 7071, 65_535);
-  const webPort = positiveInt(env.PORT, 'PORT', 3000, 65_535);
-  const apiHost = env.MCP_FLEET_API_HOST ?? '127.0.0.1';
-  const webHost = env.MCP_FLEET_WEB_HOST ?? '127.0.0.1';
+  const { port: apiPort, host: apiHost } = settings.api;
+  const agentPort = settings.agentPort;
+  const { port: webPort, host: webHost } = settings.web;
   // Who may use the API and the dashboard, checked before anything starts: a bad token, a short
   // password or an open listener beyond loopback is a usage error.
-  const apiAuth = checkedApiAuth(env);
+  const apiAuth = checkedApiAuth(settings.auth);
   let webAuthOn = false;
-  let allowedHosts: string[];
+  const { allowedHosts, allowUnauthenticated } = settings.exposure;
   try {
-    allowedHosts = allowedHostsFromEnv(env);
     assertSafeBind({
       what: "control's API",
       host: apiHost,
       authEnabled: apiAuth.enabled,
-      allowUnauthenticated: allowUnauthenticated(env),
+      allowUnauthenticated,
       how: API_AUTH_HOW,
     });
     if (!values['no-dashboard']) {
-      webAuthOn = webAuthFromEnv(env).enabled;
+      webAuthOn = webAuthFrom(settings.signIn, allowedHosts).enabled;
       assertSafeBind({
         what: 'the dashboard',
         host: webHost,
         authEnabled: webAuthOn,
-        allowUnauthenticated: allowUnauthenticated(env),
+        allowUnauthenticated,
         how: 'Set MCP_FLEET_WEB_PASSWORD (or API tokens, which also sign in)',
       });
     }
@@ -82,10 +71,11 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
     throw err;
   }
   // The dashboard changes the fleet through control with an admin token: its own, or the first one.
-  const dashboardToken =
-    env.MCP_FLEET_API_TOKEN?.trim() || tokensFromEnv(env).find((t) => t.scope === 'admin')?.token || undefined;
+  const dashboardToken = settings.dashboardToken;
+  // A fleet file's `${NAME}` comes from up's environment, mounted secrets included.
+  const env = secretEnv(process.env);
 
-  const dataDir = embeddedDataDir(values['data-dir'], env);
+  const dataDir = embeddedDataDir(values['data-dir'], settings.database.url);
   const interval = positiveInt(values['demo-interval'], '--demo-interval', 15, 3_600);
 
   let sim: Sim | undefined;
@@ -121,7 +111,14 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
           ]),
     ];
     await assertFree({ dataDir, listeners });
-    store = await openStore({ databaseUrl: env.DATABASE_URL, dataDir, log: (m) => log.info(m) });
+    store = await openStore({
+      databaseUrl: settings.database.url,
+      password: settings.database.password,
+      tls: settings.database.tls,
+      secretKey: settings.secretKey,
+      dataDir,
+      log: (m) => log.info(m),
+    });
     await store.migrate();
     if (!fileFleet) {
       // The demo resumes its script where its clock (kept by the database) says it is: see demo-fleet.ts.
@@ -133,22 +130,22 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
     // One machine, one operator: the probe floor of control and the agents is MCP_FLEET_PROBE_*
     // where set, else the fleet given at start (the demo's 127.0.0.0/8). A fleet applied later
     // over the API or on SIGHUP narrows it, never widens it.
-    const floor = probeFloor(env, {}, fleet.policy);
-    const tracing = startTracing({ serviceName: 'mcp-fleet' });
+    const floor = probeFloor(settings.probeFloor, {}, fleet.policy);
+    const tracing = startTracing({ serviceName: 'mcp-fleet', url: settings.tracing.url });
     if (!values['no-dashboard'] && apiAuth.enabled && !dashboardToken)
       log.warn('no admin token for the dashboard (MCP_FLEET_API_TOKEN): it shows the fleet but cannot change it');
     monitor = await startMonitor({
       log,
       store,
-      bus: { open: busOptionsFromEnv(env) },
+      bus: { open: settings.nats },
       control: {
         fleet,
         port: apiPort,
         host: apiHost,
         auth: apiAuth,
-        allowUnauthenticated: allowUnauthenticated(env),
+        allowUnauthenticated,
         allowedHosts,
-        retentionDays: retentionDays(),
+        retentionDays: settings.retentionDays,
         probeFloor: floor,
       },
       agents: { metricsPort: agentPort, probeFloor: floor },
@@ -159,6 +156,9 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
             dashboard: {
               load: () => import('@mcp-fleet/web'),
               apiToken: dashboardToken,
+              signIn: settings.signIn,
+              allowedHosts,
+              traceUrl: settings.traceUrl,
               port: webPort,
               host: webHost,
               log: (m: string) => log.info(m),
@@ -183,8 +183,8 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
           ? `sealed at rest (AES-256-GCM, key ${store.keyring.id} from ${store.keyring.source})`
           : 'none can be stored (set MCP_FLEET_SECRET_KEY)',
       ],
-      ['Queue', bus.kind === 'nats' ? `NATS JetStream (${env.NATS_URL})` : 'in-process'],
-      ['Traces', tracing.enabled ? `OTLP to ${tracesUrl({})}` : 'off (set OTEL_EXPORTER_OTLP_ENDPOINT)'],
+      ['Queue', bus.kind === 'nats' ? `NATS JetStream (${settings.nats.natsUrl})` : 'in-process'],
+      ['Traces', tracing.enabled ? `OTLP to ${settings.tracing.url}` : 'off (set OTEL_EXPORTER_OTLP_ENDPOINT)'],
       [
         'Fleet',
         values.fleet

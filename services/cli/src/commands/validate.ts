@@ -1,4 +1,4 @@
-import { FleetFileError, loadFleetFile } from '@mcp-fleet/control';
+import { FleetFileError, loadFleetFile } from '@mcp-fleet/config';
 import { parse } from '../args';
 import { count } from '../plan-text';
 import { EXIT, UsageError } from '../usage';

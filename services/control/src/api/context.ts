@@ -1,8 +1,9 @@
 // What the API's routes are given by control: the database and the fleet as last applied.
+
+import type { FleetDefinition } from '@mcp-fleet/config';
 import type { TargetPolicy } from '@mcp-fleet/probe';
 import type { Db } from '@mcp-fleet/store';
 import type { ApplyOptions, ApplySummary } from '../apply';
-import type { FleetDefinition } from '../fleet-file';
 
 export interface ApiContext {
   db: Db;

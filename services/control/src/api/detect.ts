@@ -1,9 +1,10 @@
 // What a server speaks: detect it now (control's own probe, under its probe policy), or read the
 // latest detection stored for a server.
+
+import { DEFAULT_TIMEOUT_MS, headerMap, newTargetUrl } from '@mcp-fleet/config';
 import { detect } from '@mcp-fleet/probe';
 import { latestDetection } from '@mcp-fleet/store';
 import { z } from 'zod';
-import { DEFAULT_TIMEOUT_MS, headerMap, newTargetUrl } from '../fleet-file';
 import { parseBody, type Router } from '../http';
 import type { ApiContext } from './context';
 import { serverOr404 } from './lookups';

@@ -1,7 +1,8 @@
 // The fleet as a whole: its summary, a fleet definition applied or planned, its agents and regions.
+
+import { type FleetDefinition, FleetFileError, fleetFromObject, parseFleet } from '@mcp-fleet/config';
 import { AGENT_STALE_AFTER_SECONDS, fleetSummary, listAgents, RANGES } from '@mcp-fleet/store';
 import { PlanChangedError } from '../apply';
-import { type FleetDefinition, FleetFileError, fleetFromObject, parseFleet } from '../fleet-file';
 import { HttpError, type Router } from '../http';
 import type { ApiContext } from './context';
 import { flagParam, noKey, sinceParam } from './params';

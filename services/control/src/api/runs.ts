@@ -1,6 +1,7 @@
 // History, newest first and a page at a time: a server's runs, and the era moves across the fleet.
+
+import { regionName } from '@mcp-fleet/config';
 import { encodeCursor, eraMovesList, runsOfServer } from '@mcp-fleet/store';
-import { regionName } from '../fleet-file';
 import { HttpError, type Router } from '../http';
 import type { ApiContext } from './context';
 import { serverOr404, uuid } from './lookups';

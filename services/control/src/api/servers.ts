@@ -1,4 +1,6 @@
 // /api/servers: list, add (its pinned tests run once first), read, change and retire a server.
+
+import { DEFAULT_INTERVAL_MS, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, MIN_INTERVAL_MS } from '@mcp-fleet/config';
 import { isRevision, type Revision } from '@mcp-fleet/probe';
 import {
   createServer,
@@ -9,7 +11,6 @@ import {
   serversOverview,
   updateServer,
 } from '@mcp-fleet/store';
-import { DEFAULT_INTERVAL_MS, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, MIN_INTERVAL_MS } from '../fleet-file';
 import { HttpError, parseBody, type Router } from '../http';
 import { CreateServer, headersOf, PatchServer, timingOf } from '../server-body';
 import type { ApiContext } from './context';

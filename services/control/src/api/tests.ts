@@ -1,8 +1,9 @@
 // A server's tests: list them, add one (a pinned one runs once first), read one with its states, retire one.
+
+import { revisionChoice } from '@mcp-fleet/config';
 import { isRevision, type Revision } from '@mcp-fleet/probe';
 import { createTest, getTest, getTestStates, listActiveTests, retireTest } from '@mcp-fleet/store';
 import { z } from 'zod';
-import { revisionChoice } from '../fleet-file';
 import { HttpError, parseBody, type Router } from '../http';
 import type { ApiContext } from './context';
 import { liveServer, serverDetail, serverOr404, uuid } from './lookups';

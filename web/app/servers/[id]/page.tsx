@@ -21,6 +21,7 @@ import { getDb } from '../../../lib/db';
 import { ago, utc } from '../../../lib/format';
 import { param, pickRange, type SearchParams } from '../../../lib/range';
 import { eraOf } from '../../../lib/revisions';
+import { shared } from '../../../lib/shared';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const HISTORY_PAGE = 30;
@@ -75,7 +76,7 @@ export default async function ServerPage({
     row[`${p.region} p95`] = p.p95;
     latencyRows.set(at, row);
   }
-  const traceUrl = process.env.MCP_FLEET_TRACE_URL;
+  const traceUrl = shared().traceUrl;
   const result = detection?.result as
     | { revisions?: DetectionEntry[]; outcome?: string; newestSupported?: string; cause?: unknown }
     | undefined;

@@ -12,7 +12,6 @@ import {
   type Revision,
   TargetPolicy,
 } from '@mcp-fleet/probe';
-import type { ServerInput } from '@mcp-fleet/store';
 import { isMap, isScalar, LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { parseDuration } from './durations';
@@ -32,8 +31,20 @@ export interface TestDefinition {
   pinnedRevision: Revision | null;
 }
 
-/** A server as the file defines it: the store's server fields, all given, plus its tests. */
-export type ServerDefinition = Required<Omit<ServerInput, 'source'>> & { tests: TestDefinition[] };
+/** A server as the file defines it: the store's server fields (its ServerInput), all given, plus its tests. */
+export interface ServerDefinition {
+  name: string;
+  url: string;
+  /** Request headers, `${NAME}` already expanded by the file's reader. */
+  headers: Record<string, string>;
+  /** null = every region of the fleet. */
+  regions: string[] | null;
+  intervalMs: number;
+  timeoutMs: number;
+  /** null = no scheduled detection. */
+  detectionIntervalMs: number | null;
+  tests: TestDefinition[];
+}
 
 export interface FleetDefinition {
   regions: string[];
@@ -135,31 +146,30 @@ export const revisionChoice = z
   .string()
   .refine((r) => r === 'newest' || isRevision(r), `newest or one of ${REVISION_NAMES.join(', ')}`);
 
-const FileSchema = z.strictObject({
+/** One entry of `servers:`. */
+export const serverEntry = z.strictObject({
+  name: serverName,
+  url: newTargetUrl,
+  headers: headerMap.default({}),
+  regions: z.array(regionName).min(1).optional(),
+  interval: duration.optional(),
+  timeout: duration.optional(),
+  tests: z
+    .array(
+      z.strictObject({
+        revision: revisionChoice,
+      }),
+    )
+    .default([{ revision: 'newest' }]),
+  detection: detectionSchedule.optional(),
+});
+
+/** The fleet file's schema: the one the file, `mcp-fleet apply`'s JSON and POST /api/fleet are read with. */
+export const fleetFileSchema = z.strictObject({
   regions: z.array(regionName).min(1, 'at least one region').default(['local']),
   defaults: z.strictObject({ interval: duration.optional(), timeout: duration.optional() }).default({}),
   // `servers:` with nothing under it is an empty fleet, not an error.
-  servers: z.preprocess(
-    (v) => v ?? [],
-    z.array(
-      z.strictObject({
-        name: serverName,
-        url: newTargetUrl,
-        headers: headerMap.default({}),
-        regions: z.array(regionName).min(1).optional(),
-        interval: duration.optional(),
-        timeout: duration.optional(),
-        tests: z
-          .array(
-            z.strictObject({
-              revision: revisionChoice,
-            }),
-          )
-          .default([{ revision: 'newest' }]),
-        detection: detectionSchedule.optional(),
-      }),
-    ),
-  ),
+  servers: z.preprocess((v) => v ?? [], z.array(serverEntry)),
   policy: z
     .strictObject({
       allow: z.array(cidr).default([]),
@@ -171,6 +181,14 @@ const FileSchema = z.strictObject({
     })
     .default({ allow: [], deny: [], schemes: [...DEFAULT_SCHEMES] }),
 });
+
+/**
+ * The fleet file as a document, as its writer (fleetToYaml) takes it: the schema's input, so the
+ * writer and the reader cannot drift (`servers` spelt out: the preprocess step takes anything).
+ */
+export type FleetFile = Omit<z.input<typeof fleetFileSchema>, 'servers'> & {
+  servers: z.input<typeof serverEntry>[];
+};
 
 export const DEFAULT_INTERVAL_MS = 60_000;
 export const DEFAULT_TIMEOUT_MS = 10_000;
@@ -208,7 +226,7 @@ export function parseFleet(text: string, file = 'mcp-fleet.yaml', expand: Expans
 }
 
 /** A fleet in its object form: the file's keys and schema, as `mcp-fleet apply` sends it (JSON). */
-export type FleetObject = z.output<typeof FileSchema>;
+export type FleetObject = z.output<typeof fleetFileSchema>;
 
 /**
  * `mcp-fleet apply`: the file read and checked where it is read (the operator's side), `${NAME}`
@@ -321,9 +339,9 @@ function check(
   if (plain === null || (typeof plain === 'object' && !Array.isArray(plain) && Object.keys(plain).length === 0))
     throw new FleetFileError(file, [{ message: EMPTY }]);
   // reportInput: what was written tells a missing key from a wrong type, and `10` from "10" (only its kind is said).
-  const parsed = FileSchema.safeParse(plain, { reportInput: true });
+  const parsed = fleetFileSchema.safeParse(plain, { reportInput: true });
   if (!parsed.success)
-    throw new FleetFileError(file, schemaProblems(FileSchema, parsed.error.issues, places.posOf, places.keyPosOf));
+    throw new FleetFileError(file, schemaProblems(fleetFileSchema, parsed.error.issues, places.posOf, places.keyPosOf));
   const f = parsed.data;
   const problems: FleetProblem[] = [];
   const problem = (path: readonly PropertyKey[], message: string) =>

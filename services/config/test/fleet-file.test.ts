@@ -10,7 +10,7 @@ import {
   loadFleetFile,
   PROBE_OWNED_HEADERS,
   parseFleet,
-} from '../src/fleet-file';
+} from '../src';
 
 const EXAMPLE = `regions: [eu-west, us-east]          # where agents run; a server may list a subset
 defaults: { interval: 60s, timeout: 10s }
