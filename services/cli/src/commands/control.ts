@@ -16,6 +16,7 @@ import { parse } from '../args';
 import { embeddedDataDir } from '../data-dir';
 import { assertFree, InUseError, inUse, type Listener } from '../in-use';
 import { probeFloor } from '../probe-floor';
+import { storeOptions } from '../store-options';
 import { EXIT, UsageError } from '../usage';
 import { untilSignal } from './sim';
 
@@ -62,14 +63,9 @@ export async function controlCommand(args: string[], out: (s: string) => void): 
     return EXIT.usage;
   }
   // The secret key (MCP_FLEET_SECRET_KEY, …) and Postgres TLS (PGSSLMODE, DATABASE_CA, …) come from the environment too.
-  const store = await openStore({
-    databaseUrl: settings.database.url,
-    password: settings.database.password,
-    tls: settings.database.tls,
-    secretKey: settings.secretKey,
-    dataDir,
-    log: (m) => log.info(m),
-  }).catch((err) => configError(inUse(err) ?? err));
+  const store = await openStore(storeOptions(settings, dataDir, (m) => log.info(m))).catch((err) =>
+    configError(inUse(err) ?? err),
+  );
   if (!store) return EXIT.usage;
   await store.migrate();
   const busOptions = settings.nats;

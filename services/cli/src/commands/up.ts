@@ -14,6 +14,7 @@ import { DEMO_CYCLE_MS, DEMO_REGIONS, demoEpoch, demoFleetYaml, demoStateAt, pla
 import { assertFree, inUse, type Listener } from '../in-use';
 import { plural } from '../plural';
 import { probeFloor } from '../probe-floor';
+import { storeOptions } from '../store-options';
 import { columns } from '../table';
 import { EXIT, UsageError } from '../usage';
 import { authSummary, checkedApiAuth } from './control';
@@ -111,14 +112,7 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
           ]),
     ];
     await assertFree({ dataDir, listeners });
-    store = await openStore({
-      databaseUrl: settings.database.url,
-      password: settings.database.password,
-      tls: settings.database.tls,
-      secretKey: settings.secretKey,
-      dataDir,
-      log: (m) => log.info(m),
-    });
+    store = await openStore(storeOptions(settings, dataDir, (m) => log.info(m)));
     await store.migrate();
     if (!fileFleet) {
       // The demo resumes its script where its clock (kept by the database) says it is: see demo-fleet.ts.
