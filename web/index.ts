@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { DatabaseSettings, SecretKeySettings, SignInSettings } from '@mcp-fleet/config';
+import type { DashboardSettings, DatabaseSettings, SecretKeySettings } from '@mcp-fleet/config';
 import type { Db } from '@mcp-fleet/store';
 import next from 'next';
 import { setWebAuth, webAuth, webAuthFrom } from './lib/auth-core';
@@ -17,7 +17,7 @@ import { CLIENT_ADDRESS_HEADER } from './lib/sign-in-budget';
 
 export const WEB_DIR = dirname(fileURLToPath(import.meta.url));
 
-export interface DashboardOptions {
+export interface DashboardOptions extends DashboardSettings {
   /** The process's database handle; unset, the dashboard opens Postgres from `database` itself. */
   db?: Db | undefined;
   /** Where to open Postgres without `db` (DATABASE_URL and its TLS), and the key ring's sources. */
@@ -25,16 +25,6 @@ export interface DashboardOptions {
   secretKey?: SecretKeySettings | undefined;
   /** Control's API base URL (MCP_FLEET_API_URL on its own). */
   apiUrl?: string | undefined;
-  /** The dashboard's token for control (admin scope to change the fleet); never sent to a browser. */
-  apiToken?: string | undefined;
-  /** Who may sign in (the password, the API tokens, the session key), and the host names served with sign-in off. */
-  signIn: SignInSettings;
-  allowedHosts: readonly string[];
-  /** MCP_FLEET_TRACE_URL: a trace UI link for runs. */
-  traceUrl?: string | undefined;
-  port: number;
-  host?: string | undefined;
-  log?: ((msg: string) => void) | undefined;
 }
 
 export interface Dashboard {

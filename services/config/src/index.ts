@@ -1,3 +1,4 @@
+export * from './dashboard-settings';
 export * from './durations';
 export * from './env';
 export * from './env-groups';

@@ -4,7 +4,7 @@
 // job (the CLI's edge), so nothing here knows a variable name.
 import { type Agent, type AgentOptions, startAgent } from '@mcp-fleet/agent';
 import { type Bus, type OpenBusOptions, openBus } from '@mcp-fleet/bus';
-import type { SignInSettings } from '@mcp-fleet/config';
+import type { DashboardSettings } from '@mcp-fleet/config';
 import { type Control, type ControlOptions, startControl } from '@mcp-fleet/control';
 import type { Logger } from '@mcp-fleet/log';
 import { type Db, openStore, type Store, type StoreOptions } from '@mcp-fleet/store';
@@ -26,36 +26,18 @@ export interface AgentsConfig extends Omit<AgentOptions, 'bus' | 'region' | 'met
 
 /** The dashboard as this package needs it: @mcp-fleet/web's startDashboard has this shape. */
 export interface DashboardStarter {
-  startDashboard(opts: {
-    db: Db;
-    apiUrl: string;
-    apiToken?: string | undefined;
-    signIn: SignInSettings;
-    allowedHosts: readonly string[];
-    traceUrl?: string | undefined;
-    port: number;
-    host?: string | undefined;
-    log?: ((msg: string) => void) | undefined;
-  }): Promise<{ url: string; close(): Promise<void> }>;
+  startDashboard(
+    opts: DashboardSettings & { db: Db; apiUrl: string },
+  ): Promise<{ url: string; close(): Promise<void> }>;
 }
 
-export interface DashboardConfig {
+export interface DashboardConfig extends DashboardSettings {
   /**
    * Loads @mcp-fleet/web (a dynamic import of it), called only when a dashboard starts: Next.js
    * takes seconds to import. The caller imports it, not this package: the dashboard's tests start
    * monitors through this package, so depending on the dashboard would make a cycle.
    */
   load: () => Promise<DashboardStarter>;
-  port: number;
-  host?: string | undefined;
-  /** The dashboard's token for control (admin scope to change the fleet); never sent to a browser. */
-  apiToken?: string | undefined;
-  /** Who may sign in, and the host names served with sign-in off (the web role's settings). */
-  signIn: SignInSettings;
-  allowedHosts: readonly string[];
-  /** A trace UI link for runs. */
-  traceUrl?: string | undefined;
-  log?: ((msg: string) => void) | undefined;
 }
 
 export interface MonitorConfig {
