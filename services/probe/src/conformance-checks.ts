@@ -48,7 +48,7 @@ export const CONFORMANCE_CHECKS = [
     id: 'invalid_tool_returns_error',
     level: 'MUST',
     era: 'legacy',
-    rule: 'Calling a tool that does not exist returns an error, not a result',
+    rule: 'Calling a tool that does not exist returns an error (JSON-RPC, or a result with isError)',
     spec: 'server/tools: error handling',
   },
   {
@@ -201,6 +201,9 @@ export const CONFORMANCE_CHECKS = [
     spec: `${MODERN} basic: error codes`,
   },
   // ─── both eras: capabilities are contracts, and bad input gets a clean error ──────────────
+// The exact code for bad input is a SHOULD (it helps whoever debugs; a client that sends valid
+// requests never sees it); staying alive after it, and -32601 for a missing method (which clients
+// act on), are MUSTs.
   {
     id: 'undeclared_capability_not_found',
     level: 'SHOULD',
@@ -218,7 +221,7 @@ export const CONFORMANCE_CHECKS = [
   },
   {
     id: 'malformed_json_parse_error',
-    level: 'MUST',
+    level: 'SHOULD',
     era: 'both',
     rule: 'Malformed JSON gets -32700',
     spec: JSON_RPC,
@@ -226,7 +229,7 @@ export const CONFORMANCE_CHECKS = [
   },
   {
     id: 'missing_jsonrpc_invalid_request',
-    level: 'MUST',
+    level: 'SHOULD',
     era: 'both',
     rule: 'A request without "jsonrpc": "2.0" gets -32600',
     spec: JSON_RPC,
@@ -242,7 +245,7 @@ export const CONFORMANCE_CHECKS = [
   },
   {
     id: 'invalid_params_error',
-    level: 'MUST',
+    level: 'SHOULD',
     era: 'both',
     rule: 'Invalid params for a known method (tools/call without a name) get -32602',
     spec: JSON_RPC,
