@@ -201,9 +201,9 @@ export const CONFORMANCE_CHECKS = [
     spec: `${MODERN} basic: error codes`,
   },
   // ─── both eras: capabilities are contracts, and bad input gets a clean error ──────────────
-// The exact code for bad input is a SHOULD (it helps whoever debugs; a client that sends valid
-// requests never sees it); staying alive after it, and -32601 for a missing method (which clients
-// act on), are MUSTs.
+  // The exact code for bad input is a SHOULD (it helps whoever debugs; a client that sends valid
+  // requests never sees it); staying alive after it, and -32601 for a missing method (which clients
+  // act on), are MUSTs.
   {
     id: 'undeclared_capability_not_found',
     level: 'SHOULD',
