@@ -77,7 +77,7 @@ function state(): GuardState {
 
 function violation(what: string): LoopbackGuardError {
   const err = new LoopbackGuardError(
-    `loopback guard: a test tried to reach ${what}; tests reach only 127.0.0.0/8 and ::1 (services/probe/test/loopback-guard.ts)`,
+    `loopback guard: a test tried to reach ${what}; tests reach only 127.0.0.0/8 and ::1 (services/testkit/src/loopback-guard.ts)`,
   );
   state().violations.push(err.message);
   return err;
