@@ -7,9 +7,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { waitFor } from '@mcp-fleet/testkit';
+import { freePortRun, waitFor } from '@mcp-fleet/testkit';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePortRun } from './ports';
 
 const BIN = fileURLToPath(new URL('../bin/mcp-fleet.js', import.meta.url));
 const CYCLE_S = 150;

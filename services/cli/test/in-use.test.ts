@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, waitFor } from '@mcp-fleet/testkit';
+import { freePort, freePortRun, waitFor } from '@mcp-fleet/testkit';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const BIN = fileURLToPath(new URL('../bin/mcp-fleet.js', import.meta.url));
@@ -40,8 +40,10 @@ async function hold(port: number): Promise<Server> {
 }
 
 /** Three free ports for up: the API, one agent (of two regions: +1 is its neighbour's), the dashboard. */
+/** `up`'s fixed ports: the API, an agent per region from +1, the dashboard at +5. */
 async function ports() {
-  return { api: await freePort(), agent: await freePort(), web: await freePort() };
+  const base = await freePortRun();
+  return { api: base, agent: base + 1, web: base + 5 };
 }
 
 describe('a port in use', () => {

@@ -5,9 +5,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createTestDatabase, parseMetrics, seriesValue, waitFor } from '@mcp-fleet/testkit';
+import { createTestDatabase, freePortRun, parseMetrics, seriesValue, waitFor } from '@mcp-fleet/testkit';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePortRun } from './ports';
 
 const BIN = fileURLToPath(new URL('../bin/mcp-fleet.js', import.meta.url));
 describe.each([['embedded'], ['postgres+nats']])('mcp-fleet up (%s)', (flavour) => {

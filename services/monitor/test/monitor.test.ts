@@ -1,13 +1,12 @@
 // startMonitor itself: one agent per fleet region on consecutive /metrics ports, addresses that
 // answer, a stop that closes what the monitor opened and leaves what it was given, and a start
 // that fails half-way stopping what it had started.
-import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { createMemoryBus } from '@mcp-fleet/bus';
 import { parseFleet } from '@mcp-fleet/control';
 import { createLogger } from '@mcp-fleet/log';
 import { openStore, servers } from '@mcp-fleet/store';
-import { ADMIN_URL, accepts, createTestDatabase, freePort, type TestDatabase } from '@mcp-fleet/testkit';
+import { ADMIN_URL, accepts, createTestDatabase, freePort, freePortRun, type TestDatabase } from '@mcp-fleet/testkit';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startMonitor } from '../src';
@@ -34,25 +33,10 @@ async function sessionsOn(database: string): Promise<number> {
   }
 }
 
-/**
- * A port p with p + 1 and p + 2 free as well (an agent per region, one port each), below the
- * kernel's ephemeral range: a port-0 listener (control's, or another test file's) is never given
- * one of them between this check and the agents' start.
- */
-async function threeFreePorts(): Promise<number> {
-  const [low] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
-  const top = Math.min(low ?? 32_768, 32_768) - 3;
-  for (let i = 0; i < 50; i++) {
-    const p = 20_000 + Math.floor(Math.random() * (top - 20_000));
-    if (!(await accepts(p)) && !(await accepts(p + 1)) && !(await accepts(p + 2))) return p;
-  }
-  throw new Error('no three consecutive free ports');
-}
-
 describe('startMonitor', () => {
   it('starts control and an agent per fleet region on consecutive ports; stop closes what it opened, not what it was given', async () => {
     const bus = createMemoryBus({ log });
-    const first = await threeFreePorts();
+    const first = await freePortRun(3);
     const m = await startMonitor({
       log,
       store: { open: { databaseUrl: db.url } },
@@ -101,7 +85,7 @@ describe('startMonitor', () => {
   });
 
   it('a start that fails half-way stops what it had started and throws the cause', async () => {
-    const first = await threeFreePorts();
+    const first = await freePortRun(3);
     const apiPort = await freePort();
     // The second region's port is taken: its agent cannot listen.
     const taken: Server = createServer();

@@ -1,4 +1,5 @@
-// Loopback ports for tests: a free one to listen on, and whether something accepts on one.
+// Loopback ports for tests: a free one to listen on, a run of free ones for processes that take
+// fixed ports, and whether something accepts on one.
 import { createServer, Socket } from 'node:net';
 
 /** A free TCP port on 127.0.0.1 (the kernel's pick, released at once). */
@@ -24,5 +25,28 @@ export function accepts(port: number): Promise<boolean> {
     });
     socket.once('error', () => resolve(false));
     socket.connect(port, '127.0.0.1');
+  });
+}
+
+/**
+ * The first of `count` free ports in a row, for a process that takes fixed ones (`up`: API, an
+ * agent per region at +1, +2…, the dashboard at +5), picked below Linux's ephemeral range (32768+):
+ * another test's outgoing connections and port-0 listeners (the demo fleet's own servers among them)
+ * never land there between this check and the listen.
+ */
+export async function freePortRun(count = 6): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const base = 20_000 + Math.floor(Math.random() * (12_000 - count));
+    const free = await Promise.all(Array.from({ length: count }, (_, i) => canListen(base + i)));
+    if (free.every(Boolean)) return base;
+  }
+  throw new Error(`no run of ${count} free ports below 32000`);
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
   });
 }
