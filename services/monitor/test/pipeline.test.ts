@@ -240,8 +240,12 @@ describe.each<[Flavour]>([['postgres+nats'], ['pglite+memory']])('the pipeline o
       // so the only job there is this one.
       await m.control.apply(parseFleet(fleetYaml(m.sim, SERVERS, { spareRegions: [region] }), 'kill-test fleet'));
       const modern = await server('modern');
+      // One instant for the job id, the slot and scheduledAt: ingest refuses a result whose
+      // scheduledAt is not its slot or whose id is not the one its slot makes (a millisecond
+      // between two clock reads made this test fail once).
+      const slot = Date.now();
       const job: Job = {
-        jobId: `hs.${modern.tests[0]!.id}.${region}.${Date.now()}`,
+        jobId: `hs.${modern.tests[0]!.id}.${region}.${slot}`,
         kind: 'handshake',
         region,
         serverId: modern.id,
@@ -252,8 +256,8 @@ describe.each<[Flavour]>([['postgres+nats'], ['pglite+memory']])('the pipeline o
         revision: '2026-07-28',
         currentRevision: null,
         timeoutMs: 3_000,
-        slot: Date.now(),
-        scheduledAt: new Date().toISOString(),
+        slot,
+        scheduledAt: new Date(slot).toISOString(),
         allow: ['127.0.0.0/8'],
         deny: [],
       };
