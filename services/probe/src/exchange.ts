@@ -25,6 +25,8 @@ export interface Exchange {
   url: string;
   /** The JSON-RPC method this request carried, when it carried one. */
   jsonRpcMethod: string | undefined;
+  /** A conformance check's bad request, sent on purpose: its error is expected, not the server's fault (metrics skip it). */
+  deliberate?: true;
   startedAt: number;
   millis: number;
   status: number | null;
@@ -52,6 +54,8 @@ export interface SendRequest {
   headers: Record<string, string>;
   body?: string;
   jsonRpcMethod?: string;
+  /** A deliberately bad request (a conformance check's negative probe). */
+  deliberate?: true;
   /** Pick the response with this id out of an event-stream answer. */
   jsonRpcId?: number;
 }
@@ -71,6 +75,7 @@ export function emptyExchange(req: SendRequest, failure: ReachabilityFailure, er
     method: req.method,
     url: req.url.href,
     jsonRpcMethod: req.jsonRpcMethod,
+    ...(req.deliberate ? { deliberate: true as const } : {}),
     startedAt: Date.now(),
     millis: 0,
     status: null,

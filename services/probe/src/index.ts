@@ -10,6 +10,7 @@ export {
   sharedCause,
 } from './cause';
 export { CLIENT_INFO } from './client-info';
+export * from './conformance';
 export * from './conformance-checks';
 export { DEFAULT_TIMEOUT_MS, ProbeContext, type ProbeOptions } from './context';
 export {

@@ -62,6 +62,12 @@ export const tests = pgTable(
     /** `newest` (Newest supported) or `pinned`. */
     mode: text('mode', { enum: ['newest', 'pinned'] }).notNull(),
     pinnedRevision: text('pinned_revision'),
+    /** `handshake` (open a conversation) or `conformance` (open it, then run the era's checks: docs/protocol.md#conformance-by-era). */
+    depth: text('depth', { enum: ['handshake', 'conformance'] })
+      .notNull()
+      .default('handshake'),
+    /** This test's own interval; null = its server's (a conformance test's default is longer: config). */
+    intervalMs: integer('interval_ms'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     retiredAt: timestamp('retired_at', { withTimezone: true }),
   },
@@ -115,6 +121,8 @@ export const runs = pgTable(
     message: text('message').notNull(),
     assertion: jsonb('assertion'),
     evidence: jsonb('evidence'),
+    /** A conformance-depth run's checks (probe's CheckResult[]); null for a handshake-depth run. */
+    checks: jsonb('checks'),
     requests: integer('requests').notNull(),
     millis: integer('millis').notNull(),
     traceId: text('trace_id'),
@@ -137,6 +145,56 @@ export const runs = pgTable(
     index('runs_test_region_finished').on(t.testId, t.region, t.finishedAt),
     // Downgrades are rare: the dashboard's downgrade chart reads only them.
     index('runs_downgrades').on(t.finishedAt).where(sql`${t.outcome} = 'downgrade'`),
+  ],
+);
+
+/** A conformance test's state per check in one region: how the check went last, and since when. */
+export const checkStates = pgTable(
+  'check_states',
+  {
+    testId: uuid('test_id')
+      .notNull()
+      .references(() => tests.id),
+    serverId: uuid('server_id').notNull(),
+    region: text('region').notNull(),
+    checkId: text('check_id').notNull(),
+    level: text('level', { enum: ['MUST', 'SHOULD'] }).notNull(),
+    /** The era the run that judged it negotiated. */
+    era: text('era').notNull(),
+    status: text('status', { enum: ['pass', 'fail', 'skip'] }).notNull(),
+    message: text('message').notNull(),
+    evidence: jsonb('evidence'),
+    /** When the check entered its current status ("failing since …"). */
+    since: timestamp('since', { withTimezone: true }).notNull(),
+    lastRunId: bigint('last_run_id', { mode: 'number' }).references(() => runs.id, { onDelete: 'set null' }),
+    lastRunAt: timestamp('last_run_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [
+    uniqueIndex('check_states_pk').on(t.testId, t.region, t.checkId),
+    index('check_states_server').on(t.serverId),
+    index('check_states_last_run').on(t.lastRunId),
+  ],
+);
+
+/** A check changed status (pass → fail, fail → pass…) in a region: the per-check history. */
+export const checkChanges = pgTable(
+  'check_changes',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    serverId: uuid('server_id').notNull(),
+    testId: uuid('test_id').notNull(),
+    region: text('region').notNull(),
+    checkId: text('check_id').notNull(),
+    level: text('level').notNull(),
+    fromStatus: text('from_status'),
+    toStatus: text('to_status').notNull(),
+    runId: bigint('run_id', { mode: 'number' }).references(() => runs.id, { onDelete: 'set null' }),
+    at: timestamp('at', { withTimezone: true }).notNull(),
+  },
+  (t) => [
+    index('check_changes_server_at').on(t.serverId, t.at),
+    index('check_changes_at').on(t.at),
+    index('check_changes_run').on(t.runId),
   ],
 );
 

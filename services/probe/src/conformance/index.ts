@@ -1,0 +1,2 @@
+export * from './run';
+export { conformance } from './runner';
