@@ -98,6 +98,7 @@ export async function runJob(job: Job, ctx: JobContext): Promise<JobAnswer> {
     traceId: span.traceId,
     run,
     detection,
+    conformance: null,
   };
   return { ok: true, result, run, detection };
 }

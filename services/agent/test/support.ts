@@ -21,6 +21,7 @@ export function makeJob(fields: Partial<Job> & Pick<Job, 'url'>): Job {
   return {
     jobId: `job-${randomUUID()}`,
     kind,
+    depth: 'handshake',
     region: REGION,
     serverId: 'server-1',
     serverName: 'orders',

@@ -3,6 +3,8 @@
 import {
   BOUNDS,
   CAUSE_NAMES,
+  CONFORMANCE_CHECKS,
+  type ConformanceRun,
   type Detection,
   type HandshakeRun,
   OUTCOME_NAMES,
@@ -33,6 +35,11 @@ export const JobSchema = z.object({
   url: z.string().url(),
   /** Request headers (credentials) for the target. Never logged. */
   headers: z.record(z.string(), z.string()),
+  /**
+   * Handshake jobs: `handshake` opens a conversation; `conformance` opens it, then runs the checks of
+   * the era it negotiated (docs/protocol.md#conformance-by-era). Absent (a control before depths): handshake.
+   */
+  depth: z.enum(['handshake', 'conformance']).default('handshake'),
   /** Handshake jobs: `newest` or the pinned revision. */
   revision: z.union([z.literal('newest'), revision]).nullable(),
   /** The test's current revision in this region, so agents stay stateless: a newest-supported run's move from it, a pin once spoken. */
@@ -134,6 +141,41 @@ export const DetectionSchema = z.object({
     .max(REVISIONS.length),
 });
 
+const checkId = z.enum(CONFORMANCE_CHECKS.map((c) => c.id) as [string, ...string[]]);
+
+/** A conformance run on the wire: its checks' ids come from probe's table, every string bounded. */
+export const ConformanceRunSchema = z.object({
+  target: text(BOUNDS.message),
+  protocol: z.object({
+    requested: z.union([z.literal('auto'), z.literal('legacy'), revision]),
+    negotiated: text(BOUNDS.revision).nullable(),
+    era: z.enum(['legacy', 'modern']).nullable(),
+  }),
+  pass: z.boolean(),
+  outcome,
+  message: text(BOUNDS.message),
+  serverInfo,
+  checks: z
+    .array(
+      z.object({
+        id: checkId,
+        level: z.enum(['MUST', 'SHOULD']),
+        status: z.enum(['pass', 'fail', 'skip']),
+        message: text(BOUNDS.check),
+        evidence: evidence
+          .unwrap()
+          .extend({ message: text(BOUNDS.check) })
+          .optional(),
+        millis: z.number().nonnegative(),
+        requests: z.number().int().nonnegative(),
+      }),
+    )
+    .max(CONFORMANCE_CHECKS.length),
+  requests: z.number().int().nonnegative(),
+  millis: z.number().nonnegative(),
+  evidence,
+});
+
 export const ResultSchema = z
   .object({
     jobId: id,
@@ -155,6 +197,8 @@ export const ResultSchema = z
       .nullable(),
     run: HandshakeRunSchema.nullable(),
     detection: DetectionSchema.nullable(),
+    /** A conformance-depth handshake's checks (null: a handshake-depth job, or one whose handshake failed). */
+    conformance: ConformanceRunSchema.nullable().default(null),
   })
   .refine((r) => (r.kind === 'handshake' ? r.run !== null : r.detection !== null), {
     message: 'a handshake result carries a run, a detection result a detection',
@@ -220,5 +264,7 @@ type Holds<T extends true> = T;
 type SameFields<A, B> = [Exclude<keyof A, keyof B> | Exclude<keyof B, keyof A>] extends [never] ? true : false;
 export type RunIsProbes = Holds<SameFields<z.infer<typeof HandshakeRunSchema>, HandshakeRun>> &
   Holds<HandshakeRun extends z.input<typeof HandshakeRunSchema> ? true : false>;
+export type ConformanceIsProbes = Holds<SameFields<z.infer<typeof ConformanceRunSchema>, ConformanceRun>> &
+  Holds<ConformanceRun extends z.input<typeof ConformanceRunSchema> ? true : false>;
 export type DetectionIsProbes = Holds<SameFields<z.infer<typeof DetectionSchema>, Detection>> &
   Holds<Detection extends z.input<typeof DetectionSchema> ? true : false>;

@@ -15,6 +15,7 @@ export function job(region: string, overrides: Partial<Job> = {}): Job {
     testId: 'test-1',
     url: 'https://orders.example.com/mcp',
     headers: { Authorization: 'Bearer s3cret-token' },
+    depth: 'handshake',
     revision: 'newest',
     currentRevision: '2025-06-18',
     timeoutMs: 10_000,
@@ -40,6 +41,7 @@ export function result(region: string, overrides: Partial<Result> = {}): Result 
     startedAt: now,
     finishedAt: now,
     traceId: null,
+    conformance: null,
     run: {
       mode: 'newest',
       requested: '2025-06-18',

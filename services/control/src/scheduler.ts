@@ -144,6 +144,7 @@ export class Scheduler {
   async #publish(due: Due, slot: number): Promise<void> {
     const entry = due.entry;
     const job: Job = {
+      depth: 'handshake',
       jobId:
         entry.kind === 'handshake'
           ? handshakeJobId(entry.id, entry.region, slot)

@@ -159,6 +159,7 @@ describe('an agent killed with SIGKILL mid-batch', () => {
       const jobs: Job[] = Array.from({ length: BATCH }, (_, i) => ({
         jobId: `hs.${test!.testId}.${region}.${base + i}`,
         kind: 'handshake',
+        depth: 'handshake',
         region,
         serverId: test!.serverId,
         serverName: i < FAST ? 'modern' : `gated-${i}`,

@@ -83,6 +83,7 @@ describe.each<[Flavour]>([['postgres+nats'], ['pglite+memory']])(
         startedAt: new Date(at + 100).toISOString(),
         finishedAt: new Date(at + 200).toISOString(),
         traceId: null,
+        conformance: null,
         run: {
           mode: 'newest',
           requested: negotiated as never,

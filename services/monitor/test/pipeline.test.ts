@@ -173,6 +173,7 @@ describe.each<[Flavour]>([['postgres+nats'], ['pglite+memory']])('the pipeline o
       startedAt: row!.startedAt.toISOString(),
       finishedAt: row!.finishedAt.toISOString(),
       traceId: null,
+      conformance: null,
       run: {
         mode: 'newest',
         requested: row!.requested as never,
@@ -247,6 +248,7 @@ describe.each<[Flavour]>([['postgres+nats'], ['pglite+memory']])('the pipeline o
       const job: Job = {
         jobId: `hs.${modern.tests[0]!.id}.${region}.${slot}`,
         kind: 'handshake',
+        depth: 'handshake',
         region,
         serverId: modern.id,
         serverName: 'silent',

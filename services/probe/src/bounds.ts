@@ -23,6 +23,8 @@ export const BOUNDS = {
   name: 200,
   /** serverInfo.version. */
   version: 100,
+  /** A conformance check's message and its evidence's message: one line each, 31 checks to a run. */
+  check: 300,
   /** A protocol version a server answered with (negotiated, an assertion's expected and actual). */
   revision: 64,
   /** Words from the probe's own tables: generation, note, an assertion's name, a reachability failure. */
