@@ -14,7 +14,6 @@ import { type CheckResult, type ConformanceRun, checkById } from '@mcp-fleet/pro
 import { connected, evidenceLine } from './check-report';
 
 /** Not representable in an XML 1.0 document (or discouraged there): replaced by U+FFFD. */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: these characters are what it finds
 const NOT_XML = /[^\t\n\r\u0020-\u007e\u00a0-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]/gu;
 
 /**
