@@ -188,7 +188,9 @@ describe('mcp-fleet check: the table', () => {
     const rows = text.split('\n\n')[1]!.trimEnd().split('\n');
     expect(rows[0]).toMatch(/^Check\s+Level\s+Result\s+Message$/);
     expect(rows[1]).toMatch(/^resource_not_found_error\s+MUST\s+FAIL\s+a missing resource got -32002$/);
-    expect(rows[2]).toBe('  └ HTTP 200, application/json · JSON-RPC -32002 Resource not found · resources/read: answered -32002');
+    expect(rows[2]).toBe(
+      '  └ HTTP 200, application/json · JSON-RPC -32002 Resource not found · resources/read: answered -32002',
+    );
     expect(rows[3]).toMatch(/^discover_server_info\s+SHOULD\s+WARN\s+no serverInfo in _meta$/);
     expect(rows[4]).toMatch(/^discover_succeeds\s+MUST\s+pass\s/);
     expect(rows[5]).toMatch(/^no_session_id\s+SHOULD\s+pass\s/);
@@ -206,7 +208,9 @@ describe('mcp-fleet check: the table', () => {
   it('a run that could not connect leads with its cause and what to do, as handshake does', () => {
     const text = formatCheckRun(refusedRun());
     expect(text).toMatch(/^Protocol {2}auto → none$/m);
-    expect(text).toMatch(/^Outcome {3}unreachable\nCause {5}unreachable: the connection was refused\n {10}Is the server running/m);
+    expect(text).toMatch(
+      /^Outcome {3}unreachable\nCause {5}unreachable: the connection was refused\n {10}Is the server running/m,
+    );
     expect(text).toMatch(/^Verdict {3}FAIL · could not connect, no check ran · 1 request in 2 ms$/m);
     expect(text).not.toMatch(/^Check/m);
   });
@@ -216,7 +220,12 @@ describe('mcp-fleet check: the table', () => {
       ...refusedRun(),
       outcome: 'not_mcp',
       message: 'the target did not identify itself as an MCP server',
-      evidence: evidence({ status: 200, contentType: 'text/html', jsonRpcErrorCode: null, message: 'initialize: HTML' }),
+      evidence: evidence({
+        status: 200,
+        contentType: 'text/html',
+        jsonRpcErrorCode: null,
+        message: 'initialize: HTML',
+      }),
     };
     expect(formatCheckRun(notMcp)).toMatch(/^Outcome {3}not_mcp: the target did not identify itself/m);
   });
@@ -275,7 +284,9 @@ describe('mcp-fleet check --junit', () => {
     const xml = junitReport(modernRun());
     expect(xml.startsWith('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites ')).toBe(true);
     expect(xml.match(/<testsuite /g)).toHaveLength(1);
-    expect(xml).toMatch(/<testsuite name="mcp-fleet check http:\/\/127.0.0.1:7404\/mcp" tests="5" failures="1" skipped="1" errors="0" time="0.120">/);
+    expect(xml).toMatch(
+      /<testsuite name="mcp-fleet check http:\/\/127.0.0.1:7404\/mcp" tests="5" failures="1" skipped="1" errors="0" time="0.120">/,
+    );
     expect(xml.match(/<testcase classname="modern" name="/g)).toHaveLength(5);
     expect(xml).toContain('<testcase classname="modern" name="discover_succeeds" time="0.004"/>');
     expect(xml).toMatch(
@@ -298,8 +309,22 @@ describe('mcp-fleet check --junit', () => {
   });
 
   it('a hostile server cannot break out of the text it is quoted in: ]]>, <, &, quotes, control characters', () => {
-    const attack =
-      ']]></failure></testcase><testcase name="forged"/><![CDATA[ & &amp; "quoted" \'single\' <x/>\u0000\u0001\u0008\u000b\u000c\u001b[31m\u007f\u0085\ufffe\ud800 tab\tline\nend';
+    const markup = ']]></failure></testcase><testcase name="forged"/><![CDATA[ & &amp; "quoted" \'single\' <x/>';
+    // Characters XML 1.0 cannot carry (C0 controls, U+FFFE, a lone surrogate) and C1 controls.
+    const unrepresentable = [
+      '\u0000',
+      '\u0001',
+      '\u0008',
+      '\u000b',
+      '\u000c',
+      '\u001b',
+      '\u007f',
+      '\u0085',
+      '\ufffe',
+      '\ud800',
+    ];
+    const attack = `${markup}${unrepresentable.join('')}[31m tab\tline\nend`;
+    const expected = `${markup}${'\ufffd'.repeat(unrepresentable.length)}[31m tab\tline\nend`;
     const xml = junitReport(
       modernRun({
         target: 'http://127.0.0.1:7404/mcp?x="><evil/>',
@@ -342,7 +367,6 @@ describe('mcp-fleet check --junit', () => {
     expect(xml).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])/);
     // The message comes back whole from its attribute (what XML cannot carry as U+FFFD), with its line break.
     const message = /<failure message="([^"]*)"/.exec(xml)![1]!;
-    const expected = attack.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\ufffe\ud800]/g, '\ufffd');
     expect(unescapeXml(message)).toBe(expected);
     expect(message).toContain('&#10;');
     expect(unescapeXml(/<skipped message="([^"]*)"/.exec(xml)![1]!)).toBe(expected);
@@ -393,13 +417,19 @@ describe('mcp-fleet check --format conformance', () => {
     expect(checks[0]).not.toHaveProperty('errorMessage');
     expect(checks[2]!.errorMessage).toBe('no list returned a nextCursor');
     for (const c of checks)
-      expect(Object.keys(c)).toEqual(expect.arrayContaining(['id', 'name', 'description', 'status', 'timestamp', 'specReferences']));
+      expect(Object.keys(c)).toEqual(
+        expect.arrayContaining(['id', 'name', 'description', 'status', 'timestamp', 'specReferences']),
+      );
   });
 
   it('a run that could not connect is one FAILURE', () => {
     const [only, ...rest] = officialChecks(refusedRun());
     expect(rest).toHaveLength(0);
-    expect(only).toMatchObject({ id: 'connection', status: 'FAILURE', errorMessage: 'unreachable: the connection was refused' });
+    expect(only).toMatchObject({
+      id: 'connection',
+      status: 'FAILURE',
+      errorMessage: 'unreachable: the connection was refused',
+    });
   });
 
   it('counts agree with the run', () => {
