@@ -43,18 +43,18 @@ export function resultWord(c: Pick<CheckResult, 'status' | 'level'>): string {
 export function terminalText(text: string): string {
   return (
     text
-      .replace(/[\t\n\r]/g, ' ')
+      .replace(/[ ]*[\t\n\r][\t\n\r ]*/g, ' ')
       // biome-ignore lint/suspicious/noControlCharactersInRegex: replacing them is the point
       .replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, '\ufffd')
   );
 }
 
-/** The reply that decided a failure, in one line (as detect shows a revision's). */
-export function evidenceLine(e: Evidence): string {
+/** The reply that decided a failure, in one line (as detect shows a revision's); `said` is left out (the check's message). */
+export function evidenceLine(e: Evidence, said?: string): string {
   const parts: string[] = [];
   if (e.status !== null) parts.push(`HTTP ${e.status}${e.contentType ? `, ${e.contentType.split(';')[0]}` : ''}`);
   if (e.jsonRpcErrorCode !== null) parts.push(`JSON-RPC ${e.jsonRpcErrorCode} ${e.jsonRpcErrorMessage ?? ''}`.trim());
-  if (e.message) parts.push(e.message);
+  if (e.message && e.message !== said) parts.push(e.message);
   if (e.bodyPreview && e.jsonRpcErrorCode === null)
     parts.push(`first bytes ${JSON.stringify(e.bodyPreview.slice(0, 60))}`);
   return terminalText(parts.join(' · '));
@@ -115,7 +115,7 @@ export function formatCheckRun(run: ConformanceRun): string {
   const table = [
     lines[0],
     ...ordered.flatMap((c, i) =>
-      c.status === 'fail' && c.evidence ? [lines[i + 1], `  └ ${evidenceLine(c.evidence)}`] : [lines[i + 1]],
+      c.status === 'fail' && c.evidence ? [lines[i + 1], `  └ ${evidenceLine(c.evidence, c.message)}`] : [lines[i + 1]],
     ),
   ];
   return `${columns(head)}\n\n${table.join('\n')}\n`;

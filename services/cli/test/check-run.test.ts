@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
+import { SIM_BEARER_TOKEN, type Sim, startSim } from '@mcp-fleet/fleet-sim';
 import { CONFORMANCE_CHECKS, checksFor } from '@mcp-fleet/probe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -145,5 +145,15 @@ describe('mcp-fleet check against real servers', () => {
       expect(r.stdout + r.stderr).not.toContain(token);
       expect(readFileSync(file, 'utf8')).not.toContain(token);
     }
+  });
+
+  it('the right credential reaches every request, raw probes too: the run passes', async () => {
+    const r = await run('check', url('bearer'), '--header', `Authorization: Bearer ${SIM_BEARER_TOKEN}`, '--json');
+    expect(r.code).toBe(0);
+    const json = JSON.parse(r.stdout);
+    expect(json.pass).toBe(true);
+    // A 401 on a raw probe would have failed its check: none did.
+    expect(json.checks.filter((c: { status: string }) => c.status === 'fail')).toEqual([]);
+    expect(r.stdout).not.toContain(SIM_BEARER_TOKEN);
   });
 });
