@@ -121,9 +121,14 @@ describe('mcp-fleet check against real servers', () => {
     expect(r.stdout).toMatch(/^ {10}Is the server running/m);
     expect(r.stdout).toMatch(/^Verdict {3}FAIL · could not connect, no check ran/m);
     expect(r.stdout).not.toMatch(/^Check/m);
-    const json = await run('check', url('closed'), '--json');
+    const file = join(mkdtempSync(join(tmpdir(), 'mcp-fleet-check-')), 'report.xml');
+    const json = await run('check', url('closed'), '--json', '--junit', file);
     expect(json.code).toBe(1);
     expect(JSON.parse(json.stdout)).toMatchObject({ pass: false, outcome: 'unreachable', checks: [] });
+    // CI reads a failing testcase, not "0 tests".
+    expect(readFileSync(file, 'utf8')).toMatch(
+      /tests="1" failures="1"[\s\S]*<testcase classname="connection" name="connect" [^>]*>\n\s+<failure message="unreachable: /,
+    );
   });
 
   it('sends --header credentials and never prints them, even when the server echoes them', async () => {
