@@ -22,7 +22,7 @@ function run(...args: string[]): Promise<{ code: number; stdout: string; stderr:
 
 let sim: Sim;
 beforeAll(async () => {
-  sim = await startSim({ only: ['modern', 'sessions-2025-11-25', 'bearer', 'closed'] });
+  sim = await startSim({ only: ['modern', 'sessions-2025-11-25', 'bearer', 'closed', 'hostile-unicode-escapes'] });
 });
 afterAll(async () => {
   await sim.close();
@@ -160,5 +160,19 @@ describe('mcp-fleet check against real servers', () => {
     // A 401 on a raw probe would have failed its check: none did.
     expect(json.checks.filter((c: { status: string }) => c.status === 'fail')).toEqual([]);
     expect(r.stdout).not.toContain(SIM_BEARER_TOKEN);
+  });
+
+  it('a server answering with NUL and lone surrogates: the table and the JUnit report carry neither', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'mcp-fleet-check-')), 'report.xml');
+    const r = await run('check', url('hostile-unicode-escapes'), '--junit', file);
+    expect([0, 1]).toContain(r.code);
+    expect(r.stderr).toBe('');
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: asserting their absence
+    const control = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;
+    expect(r.stdout).not.toMatch(control);
+    const xml = readFileSync(file, 'utf8');
+    expect(xml).not.toMatch(control);
+    expect(xml).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/);
+    expect(xml.trimEnd().endsWith('</testsuites>')).toBe(true);
   });
 });
