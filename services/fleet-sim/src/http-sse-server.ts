@@ -13,7 +13,7 @@ import type { SseSession } from './sse-sessions';
 export async function openHttpSseSession(name: string, endpoint: string, res: ServerResponse): Promise<SseSession> {
   const server = new Server({ name, version: SDK_VERSIONS['mcp-sdk-1-9'] }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [ECHO_TOOL] }));
-  server.setRequestHandler(CallToolRequestSchema, async ({ params }) => echo(params.arguments));
+  server.setRequestHandler(CallToolRequestSchema, async ({ params }) => echo(params));
   const transport = new SSEServerTransport(endpoint, res);
   await server.connect(transport);
   return { transport, close: () => server.close() };

@@ -115,7 +115,9 @@ describe('conformance defect targets', () => {
   const url = (name: string) => sim.target(name).url;
   const defect = (check: string) => url(defectTargetName(check as never));
   beforeAll(async () => {
-    sim = await startSim({ only: ['modern', 'catalogue', 'catalogue-legacy', ...DEFECT_TARGET_NAMES] });
+    sim = await startSim({
+      only: ['sessions-2025-03-26', 'modern', 'catalogue', 'catalogue-legacy', ...DEFECT_TARGET_NAMES],
+    });
   });
   afterAll(async () => {
     await sim?.close();
@@ -182,6 +184,14 @@ describe('conformance defect targets', () => {
       expect(init.message?.result.capabilities).toMatchObject({ tools: {}, resources: {}, prompts: {} });
       expect(init.message?.result.serverInfo).toEqual({ name: 'catalogue-legacy', version: '1.32.2' });
     });
+  });
+
+  it('the low-level 1.x targets answer an unknown tool with a tool error, not an echo', async () => {
+    const session = await legacySession(url('sessions-2025-03-26'));
+    const { message } = await session.request('tools/call', { name: NO_SUCH_TOOL, arguments: { text: 'x' } });
+    expect(message?.result.isError).toBe(true);
+    const echoed = await session.request('tools/call', { name: 'echo', arguments: { text: 'x' } });
+    expect(echoed.message?.result).toEqual({ content: [{ type: 'text', text: 'x' }] });
   });
 
   // Where the official SDKs themselves break a rule: recorded, not bent (see the fleet-sim note).

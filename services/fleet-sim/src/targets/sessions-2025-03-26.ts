@@ -16,7 +16,7 @@ export const sessions20250326: TargetDefinition = {
     const sessions = new StreamableSessions(async (onInitialized) => {
       const server = new Server({ name, version: SDK_VERSIONS['mcp-sdk-1-12'] }, { capabilities: { tools: {} } });
       server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [ECHO_TOOL] }));
-      server.setRequestHandler(CallToolRequestSchema, async ({ params }) => echo(params.arguments));
+      server.setRequestHandler(CallToolRequestSchema, async ({ params }) => echo(params));
       const transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: randomUUID,
         onsessioninitialized: onInitialized,

@@ -17,7 +17,7 @@ export const sessions20250618: TargetDefinition = {
       if (req.method !== 'POST') return sendJsonRpcError(res, 405, -32000, 'Method not allowed.');
       const server = new Server({ name, version: SDK_VERSIONS['mcp-sdk-1-17'] }, { capabilities: { tools: {} } });
       server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [ECHO_TOOL] }));
-      server.setRequestHandler(CallToolRequestSchema, async ({ params }) => echo(params.arguments));
+      server.setRequestHandler(CallToolRequestSchema, async ({ params }) => echo(params));
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       res.on('close', () => void server.close().catch(() => {}));
       await server.connect(transport);
