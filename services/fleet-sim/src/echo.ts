@@ -13,17 +13,17 @@ export const ECHO_TOOL = {
   },
 };
 
+export function echo(args: Record<string, unknown> | undefined): { content: { type: 'text'; text: string }[] } {
+  return { content: [{ type: 'text', text: String(args?.text ?? '') }] };
+}
+
 /**
- * A tools/call of the low-level servers: the echo tool, and for any other name the tool error the
- * spec's legacy revisions describe (a result with isError), as McpServer 1.32 answers it. Calling
- * a tool that does not exist must not look like success (conformance: invalid_tool_returns_error).
+ * tools/call as these low-level servers answer it: the echo tool, and for any other name the error
+ * the SDKs' own McpServer gives an unknown tool (-32602; the SDK's Protocol sends a thrown error's
+ * numeric `code` as the JSON-RPC code).
  */
-export function echo(params: { name: string; arguments?: Record<string, unknown> | undefined }): {
-  content: { type: 'text'; text: string }[];
-  isError?: true;
-} {
-  if (params.name !== ECHO_TOOL.name) {
-    return { content: [{ type: 'text', text: `Tool ${params.name} not found` }], isError: true };
-  }
-  return { content: [{ type: 'text', text: String(params.arguments?.text ?? '') }] };
+export function callEcho(params: { name: string; arguments?: Record<string, unknown> | undefined }) {
+  if (params.name !== ECHO_TOOL.name)
+    throw Object.assign(new Error(`MCP error -32602: Tool ${params.name} not found`), { code: -32602 });
+  return echo(params.arguments);
 }

@@ -186,10 +186,10 @@ describe('conformance defect targets', () => {
     });
   });
 
-  it('the low-level 1.x targets answer an unknown tool with a tool error, not an echo', async () => {
+  it('the low-level 1.x targets turn an unknown tool away instead of echoing it', async () => {
     const session = await legacySession(url('sessions-2025-03-26'));
     const { message } = await session.request('tools/call', { name: NO_SUCH_TOOL, arguments: { text: 'x' } });
-    expect(message?.result.isError).toBe(true);
+    expect(message?.error.code).toBe(-32602);
     const echoed = await session.request('tools/call', { name: 'echo', arguments: { text: 'x' } });
     expect(echoed.message?.result).toEqual({ content: [{ type: 'text', text: 'x' }] });
   });
