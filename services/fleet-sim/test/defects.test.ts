@@ -444,12 +444,14 @@ describe('conformance defect targets', () => {
   });
 
   describe('both-era defects', () => {
-    it('undeclared_capability_not_found: prompts undeclared, prompts/list an empty list (clean modern: 404 -32601)', async () => {
+    it('undeclared_capability_not_found: resources and prompts undeclared, their lists empty (clean modern: 404 -32601)', async () => {
       const discover = await modern(defect('undeclared_capability_not_found'), 'server/discover');
-      expect(discover.message?.result.capabilities).not.toHaveProperty('prompts');
+      expect(discover.message?.result.capabilities).toEqual({ tools: { listChanged: true } });
       const answer = await modern(defect('undeclared_capability_not_found'), 'prompts/list');
       expect(answer.message?.result).toMatchObject({ prompts: [], resultType: 'complete' });
       expect(answer.message?.result).not.toHaveProperty('tools');
+      const resources = await modern(defect('undeclared_capability_not_found'), 'resources/list');
+      expect(resources.message?.result).toMatchObject({ resources: [], resultType: 'complete' });
       const clean = await modern(url('modern'), 'prompts/list');
       expect(clean.status).toBe(404);
       expect(clean.message?.error.code).toBe(-32601);

@@ -338,23 +338,24 @@ const SPECS: DefectSpec[] = [
     check: 'undeclared_capability_not_found',
     base: modern.start,
     baseName: 'modern',
-    defect: 'prompts is not declared, yet prompts/list answers an empty list instead of -32601',
+    defect:
+      'resources and prompts are not declared, yet resources/list and prompts/list answer empty lists, not -32601',
     make: () => async (exchange) => {
-      if (methodOf(exchange.body.json) !== 'prompts/list') return exchange.forward();
+      const method = methodOf(exchange.body.json);
+      const field = method === 'resources/list' ? 'resources' : method === 'prompts/list' ? 'prompts' : undefined;
+      if (field === undefined) return exchange.forward();
       // Asked as tools/list, so the result (resultType, cache hints, serverInfo) is the SDK's own.
       const json = structuredClone(exchange.body.json) as JsonObject;
       json.method = 'tools/list';
       const headers = forwardHeaders(exchange.req.headers);
       if (headers['mcp-method'] !== undefined) headers['mcp-method'] = 'tools/list';
-      const reply = await exchange.forward({
-        headers,
-        text: JSON.stringify(json),
-      });
+      const reply = await exchange.forward({ headers, text: JSON.stringify(json) });
       return rewriteMessages(reply, (message) => {
         const result = resultOf(message);
         if (result === undefined) return;
         delete result.tools;
-        result.prompts = [];
+        delete result.nextCursor;
+        result[field] = [];
       });
     },
   },
