@@ -4,6 +4,7 @@
 // `catalogue` (SDK 2.4); the both-era checks use either. Only POSTs are rewritten.
 import { randomUUID } from 'node:crypto';
 import type { CheckId } from '@mcp-fleet/probe';
+import { SDK_VERSIONS } from '../sdk-versions';
 import type { RunningTarget, TargetContext, TargetDefinition } from '../target';
 import { startCatalogue } from '../targets/catalogue';
 import { startCatalogueLegacy } from '../targets/catalogue-legacy';
@@ -28,8 +29,8 @@ interface DefectSpec {
   baseName: string;
   /** One line: what is wrong. */
   defect: string;
-  /** Built once per started target, so a defect may keep state (a counter, a clock). */
-  make: () => Defect;
+  /** Built once per started target (named `target`), so a defect may keep state (a counter, a clock). */
+  make: (target: string) => Defect;
 }
 
 /** Forwards the request; when it was `method`, `rewrite` edits each answer message in place. */
@@ -84,6 +85,7 @@ const SPECS: DefectSpec[] = [
   },
   {
     check: 'list_tools_succeeds',
+    alsoFails: ['list_changed_consistent'],
     ...LEGACY,
     defect: 'tools is declared but tools/list answers -32603 Internal error',
     make: onAnswer('tools/list', (message) => intoError(message, -32603, 'Internal error')),
@@ -252,16 +254,19 @@ const SPECS: DefectSpec[] = [
     check: 'unknown_tool_protocol_error',
     ...MODERN,
     defect: 'tools/call of an unknown tool answers a result with isError instead of a JSON-RPC error',
-    make: onAnswer('tools/call', (message) => {
-      const error = errorOf(message);
-      if (error === undefined || !/not found/i.test(String(error.message))) return;
-      delete message.error;
-      message.result = {
-        content: [{ type: 'text', text: String(error.message) }],
-        isError: true,
-        resultType: 'complete',
-      };
-    }),
+    make: (target) =>
+      onAnswer('tools/call', (message) => {
+        const error = errorOf(message);
+        if (error === undefined || !/not found/i.test(String(error.message))) return;
+        delete message.error;
+        // Dressed as the SDK dresses a tools/call result, so only the error-vs-result rule breaks.
+        message.result = {
+          content: [{ type: 'text', text: String(error.message) }],
+          isError: true,
+          resultType: 'complete',
+          _meta: { [SERVER_INFO]: { name: target, version: SDK_VERSIONS['@modelcontextprotocol/server'] } },
+        };
+      })(),
   },
   {
     check: 'unsupported_version_rejected',
@@ -477,7 +482,7 @@ export const DEFECT_TARGETS: readonly TargetDefinition[] = SPECS.map((spec) => (
   name: defectTargetName(spec.check),
   kind: 'sdk',
   description: `${spec.baseName} with one defect: ${spec.defect}`,
-  start: (ctx: TargetContext) => startDefective(ctx, spec.base, spec.make()),
+  start: (ctx: TargetContext) => startDefective(ctx, spec.base, spec.make(ctx.name)),
 }));
 
 /** For every check, a target that fails it and why: a test iterates the checks against this. */
