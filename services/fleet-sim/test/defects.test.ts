@@ -139,6 +139,22 @@ describe('conformance defect targets', () => {
     expect(TARGET_NAMES.indexOf('catalogue')).toBeLessThan(first);
   });
 
+  it('the proxy passes event streams (GET) and session ends (DELETE) through to the SDK server', async () => {
+    const target = defect('ping_succeeds');
+    const session = await legacySession(target);
+    const sessionId = session.init.headers.get('mcp-session-id')!;
+    const headers = { 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' };
+    const hangUp = new AbortController();
+    const stream = await fetch(target, { headers: { ...headers, accept: 'text/event-stream' }, signal: hangUp.signal });
+    expect(stream.status).toBe(200);
+    expect(stream.headers.get('content-type')).toBe('text/event-stream');
+    hangUp.abort();
+    const end = await fetch(target, { method: 'DELETE', headers });
+    expect(end.status).toBe(200);
+    // The session is gone behind the proxy: a request in it gets the 404 of an unknown session.
+    expect((await session.request('tools/list')).status).toBe(404);
+  });
+
   describe('the clean catalogue', () => {
     it('pages tools/list, every page private with cache hints, resultType and serverInfo', async () => {
       const names: string[] = [];
