@@ -129,10 +129,13 @@ const SPECS: DefectSpec[] = [
       return async ({ req, body, forward }) => {
         const method = methodOf(body.json);
         if (req.headers['mcp-session-id'] !== undefined || method === 'initialize') return forward();
-        hidden ??= openSession(forward);
+        hidden ??= openSession(forward).catch(() => undefined);
         const sessionId = await hidden;
+        // No session to lend (the SDK refused, or evicted it): ask again next time, answer as the SDK does.
+        if (sessionId === undefined) hidden = undefined;
         if (sessionId === undefined) return forward();
         const reply = await forward({ headers: { ...forwardHeaders(req.headers), 'mcp-session-id': sessionId } });
+        if (reply.status === 404) hidden = undefined;
         const { 'mcp-session-id': _, ...headers } = reply.headers;
         return { ...reply, headers };
       };
