@@ -165,7 +165,8 @@ describe('hostile servers', () => {
       expect(run.requests, name).toBeLessThanOrEqual(CONFORMANCE_MAX_REQUESTS);
       expect(JSON.stringify(run).length, name).toBeLessThan(120_000);
       for (const c of run.checks) expect(c.message.length, `${name} ${c.id}`).toBeLessThanOrEqual(300);
-      expect(JSON.stringify(run), name).not.toMatch(/\u0000/);
+      // storable(): a NUL would serialize as the escape \u0000, which Postgres refuses in jsonb.
+      expect(JSON.stringify(run).includes('\\u0000'), name).toBe(false);
     }
   }, 120_000);
 });
