@@ -16,6 +16,9 @@ import { useSim } from './use-sim';
 const fleet = useSim();
 const url = (name: string) => fleet().target(name).url;
 
+const NUL = String.fromCharCode(0);
+const hasNul = (v: unknown): boolean =>
+  typeof v === 'string' ? v.includes(NUL) : v !== null && typeof v === 'object' && Object.values(v).some(hasNul);
 const statuses = (run: ConformanceRun) => Object.fromEntries(run.checks.map((c) => [c.id, c.status]));
 const notPassed = (run: ConformanceRun) =>
   Object.fromEntries(run.checks.filter((c) => c.status !== 'pass').map((c) => [c.id, c.status]));
@@ -165,7 +168,8 @@ describe('hostile servers', () => {
       expect(run.requests, name).toBeLessThanOrEqual(CONFORMANCE_MAX_REQUESTS);
       expect(JSON.stringify(run).length, name).toBeLessThan(120_000);
       for (const c of run.checks) expect(c.message.length, `${name} ${c.id}`).toBeLessThanOrEqual(300);
-      expect(JSON.stringify(run), name).not.toMatch(/\u0000/);
+      // storable(): Postgres refuses a NUL in text and jsonb.
+      expect(hasNul(run), name).toBe(false);
     }
   }, 120_000);
 });
