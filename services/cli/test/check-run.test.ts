@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SIM_BEARER_TOKEN, type Sim, startSim } from '@mcp-fleet/fleet-sim';
+import { defectTargetName, SIM_BEARER_TOKEN, type Sim, startSim } from '@mcp-fleet/fleet-sim';
 import { CONFORMANCE_CHECKS, checksFor } from '@mcp-fleet/probe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -22,7 +22,17 @@ function run(...args: string[]): Promise<{ code: number; stdout: string; stderr:
 
 let sim: Sim;
 beforeAll(async () => {
-  sim = await startSim({ only: ['modern', 'sessions-2025-11-25', 'bearer', 'closed', 'hostile-unicode-escapes'] });
+  sim = await startSim({
+    only: [
+      'modern',
+      'sessions-2025-11-25',
+      'bearer',
+      'closed',
+      'hostile-unicode-escapes',
+      defectTargetName('result_type_present'),
+      defectTargetName('unknown_tool_protocol_error'),
+    ],
+  });
 });
 afterAll(async () => {
   await sim.close();
@@ -174,5 +184,34 @@ describe('mcp-fleet check against real servers', () => {
     expect(xml).not.toMatch(control);
     expect(xml).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/);
     expect(xml.trimEnd().endsWith('</testsuites>')).toBe(true);
+  });
+
+  it('a MUST defect (results without resultType): exit 1, its FAIL row first, a <failure> in the report', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'mcp-fleet-check-')), 'report.xml');
+    const r = await run('check', url(defectTargetName('result_type_present')), '--junit', file);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^Verdict {3}FAIL · \d+ passed · [1-9]\d* MUST failed/m);
+    const rows = r.stdout.split('\n\n')[1]!.split('\n');
+    expect(rows[0]).toMatch(/^Check\s+Level\s+Result\s+Message$/);
+    expect(rows[1]).toMatch(/^\w+\s+MUST\s+FAIL\s/);
+    expect(r.stdout).toMatch(/^result_type_present\s+MUST\s+FAIL\s/m);
+    expect(readFileSync(file, 'utf8')).toMatch(
+      /<testcase classname="modern" name="result_type_present" [^>]*>\n\s+<failure message="[^"]*" type="MUST">/,
+    );
+  });
+
+  it('a SHOULD defect (an unknown tool as isError): a warning, exit 0, and CI passes', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'mcp-fleet-check-')), 'report.xml');
+    const target = url(defectTargetName('unknown_tool_protocol_error'));
+    const r = await run('check', target, '--junit', file);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^unknown_tool_protocol_error\s+SHOULD\s+WARN\s/m);
+    const xml = readFileSync(file, 'utf8');
+    expect(xml).toMatch(
+      /<testcase classname="modern" name="unknown_tool_protocol_error" [^>]*>\n\s+<system-out>WARNING \(SHOULD\): /,
+    );
+    expect(xml).not.toContain('<failure');
+    const official = JSON.parse((await run('check', target, '--format', 'conformance')).stdout);
+    expect(official.find((c: { id: string }) => c.id === 'unknown_tool_protocol_error').status).toBe('WARNING');
   });
 });
