@@ -19,3 +19,5 @@ export * from './schema';
 export * as schema from './schema';
 export * from './server-health';
 export * from './servers-page';
+export * from './check-states';
+export * from './conformance';
