@@ -311,9 +311,18 @@ describe("a test's depth and interval", () => {
       ['      - { revision: newest, interval: 9999h }\n', /at most 168h/],
       [`      - { revision: newest, depth: "${'x'.repeat(100_000)}" }\n`, /depth: handshake or conformance/],
       // A conformance run is given 30 s: a 10 s interval would start the next before it ends.
-      ['      - { revision: newest, depth: conformance, interval: 10s }\n', /tests\[0\]\.interval: at least the test's timeout \(30s\)/],
-      ['      - { revision: newest, depth: conformance }\n      - { revision: newest, depth: conformance, interval: 1h }\n', /a revision is listed twice at the same depth/],
-      ['      - revision: newest\n      - { revision: newest, depth: handshake }\n', /a revision is listed twice at the same depth/],
+      [
+        '      - { revision: newest, depth: conformance, interval: 10s }\n',
+        /tests\[0\]\.interval: at least the test's timeout \(30s\)/,
+      ],
+      [
+        '      - { revision: newest, depth: conformance }\n      - { revision: newest, depth: conformance, interval: 1h }\n',
+        /a revision is listed twice at the same depth/,
+      ],
+      [
+        '      - revision: newest\n      - { revision: newest, depth: handshake }\n',
+        /a revision is listed twice at the same depth/,
+      ],
       ['      - { revision: newest, dept: conformance }\n', /did you mean `depth`\?/],
     ];
     for (const [tests, problem] of cases) expect(problems(fleet(tests)).join('\n')).toMatch(problem);

@@ -70,9 +70,7 @@ export async function serverConformance(db: Db, serverId: string): Promise<TestC
         const run = last.find((l) => l.region === region);
         return {
           region,
-          checks: states
-            .filter((s) => s.region === region)
-            .map(({ testId: _t, serverId: _s, region: _r, ...c }) => c),
+          checks: states.filter((s) => s.region === region).map(({ testId: _t, serverId: _s, region: _r, ...c }) => c),
           lastRun: run ? { ...run, region: undefined } : null,
         };
       }),
