@@ -11,7 +11,10 @@ export function startPruning(db: Db, log: Logger, retentionDays = DEFAULT_RUN_RE
       .then(
         (pruned) =>
           (pruned.runs > 0 || pruned.checkChanges > 0 || pruned.detections > 0 || pruned.agents > 0) &&
-          log.info({ ...pruned, retentionDays }, 'pruned old runs (with their check changes), detections and silent agents'),
+          log.info(
+            { ...pruned, retentionDays },
+            'pruned old runs (with their check changes), detections and silent agents',
+          ),
       )
       .catch((err) => log.warn({ err: (err as Error).message }, 'could not prune old history'));
   const timer = setInterval(prune, PRUNE_EVERY_MS);

@@ -43,8 +43,9 @@ export function levelOf(check: CheckReport): 'MUST' | 'SHOULD' {
 
 /** The checks a run reports once each (a repeated id is a hostile or broken agent's: the first stands). */
 function distinct(checks: readonly CheckReport[]): CheckReport[] {
-  const seen = new Set<string>();
-  return checks.filter((c) => !seen.has(c.id) && (seen.add(c.id), true));
+  const first = new Map<string, CheckReport>();
+  for (const c of checks) if (!first.has(c.id)) first.set(c.id, c);
+  return [...first.values()];
 }
 
 /** Move the run's checks' states and record their changes; how many changed status. */
