@@ -233,9 +233,12 @@ export const MAX_TIMEOUT_MS = 120_000;
 /** The least a conformance run is given: it sends dozens of requests where a handshake sends a few. */
 export const CONFORMANCE_MIN_TIMEOUT_MS = 30_000;
 
-/** A conformance job's timeout: its server's, with room for the run, within what a job may carry. */
-export function conformanceTimeoutMs(serverTimeoutMs: number): number {
-  return Math.min(MAX_TIMEOUT_MS, Math.max(serverTimeoutMs, CONFORMANCE_MIN_TIMEOUT_MS));
+/**
+ * A conformance job's timeout: its server's, with room for the run (at least 30 s), within what a
+ * job may carry and never past the test's interval (the next run would start before it ended).
+ */
+export function conformanceTimeoutMs(serverTimeoutMs: number, intervalMs: number): number {
+  return Math.min(MAX_TIMEOUT_MS, intervalMs, Math.max(serverTimeoutMs, CONFORMANCE_MIN_TIMEOUT_MS));
 }
 
 /**
@@ -442,11 +445,9 @@ function check(
     if (timeoutMs > MAX_TIMEOUT_MS || timeoutMs > intervalMs)
       problem(at('timeout'), `at most the interval and at most ${MAX_TIMEOUT_MS / 1000}s`);
     tests.forEach((t, j) => {
-      // A handshake test runs within its timeout; a conformance run gets conformanceTimeoutMs.
-      const every = effectiveIntervalMs(t, intervalMs);
-      const budget = t.depth === 'conformance' ? conformanceTimeoutMs(timeoutMs) : timeoutMs;
-      if (t.intervalMs !== null && every < budget)
-        problem(['servers', i, 'tests', j, 'interval'], `at least the test's timeout (${budget / 1000}s)`);
+      // A run ends within its timeout before the next begins.
+      if (t.intervalMs !== null && t.intervalMs < timeoutMs)
+        problem(['servers', i, 'tests', j, 'interval'], `at least the server's timeout (${timeoutMs / 1000}s)`);
     });
     return {
       name: s.name,

@@ -310,10 +310,10 @@ describe("a test's depth and interval", () => {
       ['      - { revision: newest, interval: 500ms }\n', /tests\[0\]\.interval: at least 1s/],
       ['      - { revision: newest, interval: 9999h }\n', /at most 168h/],
       [`      - { revision: newest, depth: "${'x'.repeat(100_000)}" }\n`, /depth: handshake or conformance/],
-      // A conformance run is given 30 s: a 10 s interval would start the next before it ends.
+      // A run ends within its timeout before the next begins.
       [
-        '      - { revision: newest, depth: conformance, interval: 10s }\n',
-        /tests\[0\]\.interval: at least the test's timeout \(30s\)/,
+        '      - { revision: newest, depth: conformance, interval: 5s }\n',
+        /tests\[0\]\.interval: at least the server's timeout \(10s\)/,
       ],
       [
         '      - { revision: newest, depth: conformance }\n      - { revision: newest, depth: conformance, interval: 1h }\n',

@@ -119,6 +119,8 @@ export class Schedule {
 const key = (testId: string, region: string) => `${testId}|${region}`;
 
 export function handshakeEntry(t: ActiveTest, region: string): ScheduleEntry {
+  // The test's own interval, else its depth's default (a conformance test's is longer: config).
+  const intervalMs = effectiveIntervalMs({ depth: t.depth, intervalMs: t.testIntervalMs }, t.intervalMs);
   return {
     kind: 'handshake',
     id: t.testId,
@@ -130,10 +132,9 @@ export function handshakeEntry(t: ActiveTest, region: string): ScheduleEntry {
     headers: t.headers,
     revision: t.mode === 'newest' ? 'newest' : (t.pinnedRevision as Revision),
     depth: t.depth,
-    // The test's own interval, else its depth's default (a conformance test's is longer: config).
-    intervalMs: effectiveIntervalMs({ depth: t.depth, intervalMs: t.testIntervalMs }, t.intervalMs),
-    // A conformance run sends dozens of requests: it gets at least 30 s, within what a job may carry.
-    timeoutMs: t.depth === 'conformance' ? conformanceTimeoutMs(t.timeoutMs) : t.timeoutMs,
+    intervalMs,
+    // A conformance run sends dozens of requests: at least 30 s, within the job's bounds and its interval.
+    timeoutMs: t.depth === 'conformance' ? conformanceTimeoutMs(t.timeoutMs, intervalMs) : t.timeoutMs,
   };
 }
 

@@ -1,14 +1,6 @@
 // /api/servers: list, add (its pinned tests run once first), read, change and retire a server.
 
-import {
-  conformanceTimeoutMs,
-  DEFAULT_INTERVAL_MS,
-  DEFAULT_TIMEOUT_MS,
-  effectiveIntervalMs,
-  MAX_TIMEOUT_MS,
-  MIN_INTERVAL_MS,
-  type TestDepth,
-} from '@mcp-fleet/config';
+import { DEFAULT_INTERVAL_MS, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, MIN_INTERVAL_MS } from '@mcp-fleet/config';
 import { isRevision, type Revision } from '@mcp-fleet/probe';
 import {
   createServer,
@@ -48,7 +40,7 @@ export function serverRoutes(router: Router, ctx: ApiContext, probes: OwnProbes)
       const keys = body.tests.map((t) => `${t.revision}/${t.depth}`);
       if (new Set(keys).size !== keys.length)
         throw new HttpError(400, 'tests: a revision is listed twice at the same depth');
-      for (const t of body.tests) checkTestTiming(t, intervalMs, timeoutMs);
+      for (const t of body.tests) checkTestTiming(t, timeoutMs);
       for (const t of body.tests)
         if (isRevision(t.revision)) await probes.runPinFirst(body.url, headers, timeoutMs, t.revision);
       try {
@@ -146,16 +138,10 @@ export function serverRoutes(router: Router, ctx: ApiContext, probes: OwnProbes)
     });
 }
 
-/** A test's own interval leaves room for its run: its timeout (a conformance run's is at least 30 s). */
-export function checkTestTiming(
-  t: { depth: TestDepth; intervalMs: number | null },
-  serverIntervalMs: number,
-  serverTimeoutMs: number,
-): void {
-  if (t.intervalMs === null) return;
-  const budget = t.depth === 'conformance' ? conformanceTimeoutMs(serverTimeoutMs) : serverTimeoutMs;
-  if (effectiveIntervalMs(t, serverIntervalMs) < budget)
-    throw new HttpError(400, `tests: interval: at least the test's timeout (${budget / 1000}s)`);
+/** A test's own interval leaves room for its run: at least its server's timeout. */
+export function checkTestTiming(t: { intervalMs: number | null }, serverTimeoutMs: number): void {
+  if (t.intervalMs !== null && t.intervalMs < serverTimeoutMs)
+    throw new HttpError(400, `tests: interval: at least the server's timeout (${serverTimeoutMs / 1000}s)`);
 }
 
 function checkTiming(intervalMs: number, timeoutMs: number): void {

@@ -25,7 +25,7 @@ export function testRoutes(router: Router, ctx: ApiContext, probes: OwnProbes): 
       const server = await liveServer(ctx.db, req.params.id!);
       const body = parseBody(CreateTest, req.body);
       const intervalMs = testIntervalOf(body) ?? null;
-      checkTestTiming({ depth: body.depth, intervalMs }, server.intervalMs, server.timeoutMs);
+      checkTestTiming({ intervalMs }, server.timeoutMs);
       const existing = await listActiveTests(ctx.db, server.id);
       const key = (mode: string, pin: string | null) => (mode === 'newest' ? 'newest' : pin);
       if (existing.some((t) => key(t.mode, t.pinnedRevision) === body.revision && t.depth === body.depth))
@@ -49,8 +49,7 @@ export function testRoutes(router: Router, ctx: ApiContext, probes: OwnProbes): 
       const server = await liveServer(ctx.db, test.serverId);
       const body = parseBody(PatchTest, req.body);
       const intervalMs = testIntervalOf(body);
-      if (intervalMs !== undefined)
-        checkTestTiming({ depth: test.depth, intervalMs }, server.intervalMs, server.timeoutMs);
+      if (intervalMs !== undefined) checkTestTiming({ intervalMs }, server.timeoutMs);
       const updated = await updateTest(ctx.db, id, { intervalMs });
       if (!updated) throw new HttpError(404, `no test ${id}`);
       ctx.changed();
