@@ -26,9 +26,37 @@ import {
 
 export { FleetFileError } from './fleet-problems';
 
+/** How deep a test goes: open a conversation, or open it and run its era's conformance checks. */
+export const TEST_DEPTHS = ['handshake', 'conformance'] as const;
+export type TestDepth = (typeof TEST_DEPTHS)[number];
+
+/**
+ * A conformance test's interval unless it names one: a run sends dozens of requests (the probe's
+ * CONFORMANCE_MAX_REQUESTS) where a handshake sends two or three, and a server's conformance
+ * changes with its deploys, not by the minute.
+ */
+export const CONFORMANCE_INTERVAL_MS = 15 * 60_000;
+
+/** How often a test runs: its own interval, else its depth's default (its server's for a handshake). */
+export function effectiveIntervalMs(
+  test: { depth: TestDepth; intervalMs: number | null },
+  serverIntervalMs: number,
+): number {
+  return test.intervalMs ?? (test.depth === 'conformance' ? CONFORMANCE_INTERVAL_MS : serverIntervalMs);
+}
+
 export interface TestDefinition {
   mode: 'newest' | 'pinned';
   pinnedRevision: Revision | null;
+  /** `handshake` unless the entry says `depth: conformance`. */
+  depth: TestDepth;
+  /** The entry's own `interval`; null = its depth's default (effectiveIntervalMs). */
+  intervalMs: number | null;
+}
+
+/** A test's identity within its server: its revision and depth (a handshake and a conformance test of `newest` are two). */
+export function testKey(t: { mode: string; pinnedRevision: string | null; depth: string }): string {
+  return `${t.mode === 'newest' ? 'newest' : t.pinnedRevision}/${t.depth}`;
 }
 
 /** A server as the file defines it: the store's server fields (its ServerInput), all given, plus its tests. */
@@ -72,6 +100,11 @@ export const MIN_INTERVAL_MS = 1_000;
 export const detectionSchedule = z.strictObject({
   interval: duration.refine((s) => (parseDuration(s) ?? 0) >= MIN_INTERVAL_MS, `at least ${MIN_INTERVAL_MS / 1000}s`),
 });
+/** A test's own `interval`: a duration, at least MIN_INTERVAL_MS. */
+export const testInterval = duration.refine(
+  (s) => (parseDuration(s) ?? 0) >= MIN_INTERVAL_MS,
+  `at least ${MIN_INTERVAL_MS / 1000}s`,
+);
 export const regionName = z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'lower-case letters, digits and dashes');
 export const cidr = z.string().refine((s) => parseCidr(s) !== undefined, 'a CIDR like 10.20.0.0/16 or an address');
 
@@ -158,6 +191,10 @@ export const serverEntry = z.strictObject({
     .array(
       z.strictObject({
         revision: revisionChoice,
+        /** Default handshake; a file from before depths means handshake. */
+        depth: z.enum(TEST_DEPTHS, { error: 'handshake or conformance' }).optional(),
+        /** Default: the server's interval for a handshake test, CONFORMANCE_INTERVAL_MS for a conformance one. */
+        interval: testInterval.optional(),
       }),
     )
     .default([{ revision: 'newest' }]),
@@ -193,6 +230,16 @@ export type FleetFile = Omit<z.input<typeof fleetFileSchema>, 'servers'> & {
 export const DEFAULT_INTERVAL_MS = 60_000;
 export const DEFAULT_TIMEOUT_MS = 10_000;
 export const MAX_TIMEOUT_MS = 120_000;
+/** The least a conformance run is given: it sends dozens of requests where a handshake sends a few. */
+export const CONFORMANCE_MIN_TIMEOUT_MS = 30_000;
+
+/**
+ * A conformance job's timeout: its server's, with room for the run (at least 30 s), within what a
+ * job may carry and never past the test's interval (the next run would start before it ended).
+ */
+export function conformanceTimeoutMs(serverTimeoutMs: number, intervalMs: number): number {
+  return Math.min(MAX_TIMEOUT_MS, intervalMs, Math.max(serverTimeoutMs, CONFORMANCE_MIN_TIMEOUT_MS));
+}
 
 /**
  * What `${NAME}` in a header value means, and who decides: the reader of the file. A reader
@@ -382,18 +429,26 @@ function check(
     }
     expanded.push(headers);
     const tests = s.tests.map(
-      (t): TestDefinition =>
-        t.revision === 'newest'
+      (t): TestDefinition => ({
+        ...(t.revision === 'newest'
           ? { mode: 'newest', pinnedRevision: null }
-          : { mode: 'pinned', pinnedRevision: t.revision as Revision },
+          : { mode: 'pinned', pinnedRevision: t.revision as Revision }),
+        depth: t.depth ?? 'handshake',
+        intervalMs: t.interval === undefined ? null : (parseDuration(t.interval) ?? null),
+      }),
     );
-    const keys = tests.map((t) => t.pinnedRevision ?? 'newest');
-    if (new Set(keys).size !== keys.length) problem(at('tests'), 'a revision is listed twice');
+    const keys = tests.map(testKey);
+    if (new Set(keys).size !== keys.length) problem(at('tests'), 'a revision is listed twice at the same depth');
     const intervalMs = parseDuration(s.interval ?? f.defaults.interval ?? '') ?? DEFAULT_INTERVAL_MS;
     const timeoutMs = parseDuration(s.timeout ?? f.defaults.timeout ?? '') ?? DEFAULT_TIMEOUT_MS;
     if (intervalMs < MIN_INTERVAL_MS) problem(at('interval'), `at least ${MIN_INTERVAL_MS / 1000}s`);
     if (timeoutMs > MAX_TIMEOUT_MS || timeoutMs > intervalMs)
       problem(at('timeout'), `at most the interval and at most ${MAX_TIMEOUT_MS / 1000}s`);
+    tests.forEach((t, j) => {
+      // A run ends within its timeout before the next begins.
+      if (t.intervalMs !== null && t.intervalMs < timeoutMs)
+        problem(['servers', i, 'tests', j, 'interval'], `at least the server's timeout (${timeoutMs / 1000}s)`);
+    });
     return {
       name: s.name,
       url: s.url,

@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
+  CONFORMANCE_INTERVAL_MS,
+  effectiveIntervalMs,
   expandFleetFile,
   FleetFileError,
   fleetFromObject,
@@ -53,13 +55,13 @@ describe('the fleet file', () => {
       timeoutMs: 10_000,
       detectionIntervalMs: 900_000,
       tests: [
-        { mode: 'newest', pinnedRevision: null },
-        { mode: 'pinned', pinnedRevision: '2025-06-18' },
+        { mode: 'newest', pinnedRevision: null, depth: 'handshake', intervalMs: null },
+        { mode: 'pinned', pinnedRevision: '2025-06-18', depth: 'handshake', intervalMs: null },
       ],
     });
     expect(fleet.servers[1]).toMatchObject({
       regions: null,
-      tests: [{ mode: 'newest', pinnedRevision: null }],
+      tests: [{ mode: 'newest', pinnedRevision: null, depth: 'handshake', intervalMs: null }],
       detectionIntervalMs: null,
     });
   });
@@ -271,6 +273,59 @@ policy: { allow: [${allow}] }
     expect(problems('servers:\n  - name: m\n    url: "https://h.example.com/mcp?token=••••••"\n')).toEqual([
       'fleet.yaml:3:10: servers[0].url: •••••• stands for a stored credential: give the value itself',
     ]);
+  });
+});
+
+describe("a test's depth and interval", () => {
+  const fleet = (tests: string) =>
+    `servers:\n  - name: orders\n    url: https://orders.example.com/mcp\n    tests:\n${tests}`;
+
+  it('a conformance test of newest beside the handshake one, its interval its own or 15m by default', () => {
+    const [orders] = parseFleet(
+      fleet(
+        '      - revision: newest\n      - { revision: newest, depth: conformance }\n' +
+          '      - { revision: "2025-06-18", depth: conformance, interval: 1h }\n      - { revision: "2025-03-26", interval: 5m }\n',
+      ),
+    ).servers;
+    expect(orders!.tests).toEqual([
+      { mode: 'newest', pinnedRevision: null, depth: 'handshake', intervalMs: null },
+      { mode: 'newest', pinnedRevision: null, depth: 'conformance', intervalMs: null },
+      { mode: 'pinned', pinnedRevision: '2025-06-18', depth: 'conformance', intervalMs: 3_600_000 },
+      { mode: 'pinned', pinnedRevision: '2025-03-26', depth: 'handshake', intervalMs: 300_000 },
+    ]);
+    expect(orders!.tests.map((t) => effectiveIntervalMs(t, orders!.intervalMs))).toEqual([
+      60_000,
+      CONFORMANCE_INTERVAL_MS,
+      3_600_000,
+      300_000,
+    ]);
+    expect(CONFORMANCE_INTERVAL_MS).toBe(15 * 60_000);
+  });
+
+  it('refuses a depth it does not know, a bad interval, and the same revision twice at one depth (hostile file)', () => {
+    const cases: [string, RegExp][] = [
+      ['      - { revision: newest, depth: deep }\n', /tests\[0\]\.depth: handshake or conformance/],
+      ['      - { revision: newest, interval: -1s }\n', /tests\[0\]\.interval: a duration like/],
+      ['      - { revision: newest, interval: 10 }\n', /tests\[0\]\.interval: 10 has no unit/],
+      ['      - { revision: newest, interval: 500ms }\n', /tests\[0\]\.interval: at least 1s/],
+      ['      - { revision: newest, interval: 9999h }\n', /at most 168h/],
+      [`      - { revision: newest, depth: "${'x'.repeat(100_000)}" }\n`, /depth: handshake or conformance/],
+      // A run ends within its timeout before the next begins.
+      [
+        '      - { revision: newest, depth: conformance, interval: 5s }\n',
+        /tests\[0\]\.interval: at least the server's timeout \(10s\)/,
+      ],
+      [
+        '      - { revision: newest, depth: conformance }\n      - { revision: newest, depth: conformance, interval: 1h }\n',
+        /a revision is listed twice at the same depth/,
+      ],
+      [
+        '      - revision: newest\n      - { revision: newest, depth: handshake }\n',
+        /a revision is listed twice at the same depth/,
+      ],
+      ['      - { revision: newest, dept: conformance }\n', /did you mean `depth`\?/],
+    ];
+    for (const [tests, problem] of cases) expect(problems(fleet(tests)).join('\n')).toMatch(problem);
   });
 });
 

@@ -37,7 +37,11 @@ describe('fleetToYaml and the fleet file reader', () => {
           url: 'http://127.0.0.1:4100/mcp',
           headers: { 'X-Note': 'a: b # not a comment' },
           regions: ['eu-west'],
-          tests: [{ revision: 'newest' }, { revision: '2025-03-26' }],
+          tests: [
+            { revision: 'newest' },
+            { revision: '2025-03-26' },
+            { revision: 'newest', depth: 'conformance', interval: '30m' },
+          ],
           detection: { interval: '2m' },
         },
       ],
@@ -58,8 +62,9 @@ describe('fleetToYaml and the fleet file reader', () => {
       detectionIntervalMs: 120_000,
     });
     expect(orders!.tests).toEqual([
-      { mode: 'newest', pinnedRevision: null },
-      { mode: 'pinned', pinnedRevision: '2025-03-26' },
+      { mode: 'newest', pinnedRevision: null, depth: 'handshake', intervalMs: null },
+      { mode: 'pinned', pinnedRevision: '2025-03-26', depth: 'handshake', intervalMs: null },
+      { mode: 'newest', pinnedRevision: null, depth: 'conformance', intervalMs: 1_800_000 },
     ]);
   });
 });

@@ -2,6 +2,7 @@
 // are 400 with a message, unknown ids 404, changes to a retired server 409 (it stays readable);
 // a pinned test is run once before it is saved. Each resource's routes are in api/; here they are
 // put together with the process's own: /metrics and the health checks.
+import { conformanceRoutes } from './api/conformance';
 import type { ApiContext } from './api/context';
 import { detectRoutes } from './api/detect';
 import { fleetRoutes } from './api/fleet';
@@ -18,6 +19,7 @@ export function createApi(ctx: ApiContext): Router {
   testRoutes(router, ctx, probes);
   runRoutes(router, ctx);
   fleetRoutes(router, ctx);
+  conformanceRoutes(router, ctx);
   detectRoutes(router, ctx, probes);
   router
     .on('GET', '/metrics', async () => {

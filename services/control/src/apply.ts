@@ -6,7 +6,13 @@
 // so the plan an operator confirms is what applying does; `expectPlan` makes the apply refuse
 // (rolled back too) when the fleet moved since that plan was shown.
 import { createHash } from 'node:crypto';
-import { type FleetDefinition, formatDuration, type ServerDefinition, type TestDefinition } from '@mcp-fleet/config';
+import {
+  type FleetDefinition,
+  formatDuration,
+  type ServerDefinition,
+  type TestDefinition,
+  testKey,
+} from '@mcp-fleet/config';
 import { maskUrl } from '@mcp-fleet/probe';
 import {
   createServer,
@@ -23,6 +29,7 @@ import {
   reviveTest,
   type Server,
   updateServer,
+  updateTest,
 } from '@mcp-fleet/store';
 
 export interface ApplySummary {
@@ -97,8 +104,18 @@ async function write(tx: Db, fleet: FleetDefinition): Promise<ApplySummary> {
       if (what.length) await updateServer(tx, existing.id, { ...fields(def), source: 'file' });
       const tests = await listActiveTests(tx, existing.id);
       const wanted = new Set(def.tests.map(testKey));
+      const byKey = new Map(def.tests.map((t) => [testKey(t), t]));
       for (const t of tests) {
-        if (wanted.delete(testKey(t))) continue;
+        const key = testKey(t);
+        if (wanted.delete(key)) {
+          // The same test (revision and depth): only its own interval may have changed.
+          const want = byKey.get(key)!.intervalMs;
+          if (t.testIntervalMs !== want) {
+            await updateTest(tx, t.testId, { intervalMs: want });
+            what.push(`test ${testName(t)} interval ${every(t.testIntervalMs)} → ${every(want)}`);
+          }
+          continue;
+        }
         await retireTest(tx, t.testId);
         s.testsRetired += 1;
         what.push(`test ${testName(t)} retired`);
@@ -137,9 +154,10 @@ async function write(tx: Db, fleet: FleetDefinition): Promise<ApplySummary> {
 
 /** A test by its key: the one of that key retired last comes back (its history), else a new one. */
 async function addTest(tx: Db, serverId: string, t: TestDefinition): Promise<string> {
-  const before = await lastRetiredTest(tx, serverId, t.mode, t.pinnedRevision);
+  const before = await lastRetiredTest(tx, serverId, t.mode, t.pinnedRevision, t.depth);
   if (before) {
     await reviveTest(tx, before.id);
+    if (before.intervalMs !== t.intervalMs) await updateTest(tx, before.id, { intervalMs: t.intervalMs });
     return `test ${testName(t)} revived`;
   }
   await createTest(tx, { serverId, ...t });
@@ -185,12 +203,14 @@ function sameHeaders(a: Record<string, string>, b: Record<string, string>): bool
   return ka.length === Object.keys(b).length && ka.every((k) => a[k] === b[k]);
 }
 
-function testKey(t: { mode: string; pinnedRevision: string | null }): string {
-  return t.mode === 'newest' ? 'newest' : `pinned:${t.pinnedRevision}`;
+function testName(t: { mode: string; pinnedRevision: string | null; depth: string }): string {
+  const name = t.mode === 'newest' ? 'newest' : `pinned ${t.pinnedRevision}`;
+  return t.depth === 'handshake' ? name : `${name} (${t.depth})`;
 }
 
-function testName(t: { mode: string; pinnedRevision: string | null }): string {
-  return t.mode === 'newest' ? 'newest' : `pinned ${t.pinnedRevision}`;
+/** A test's own interval in words; null is its depth's default. */
+function every(ms: number | null): string {
+  return ms === null ? 'default' : formatDuration(ms);
 }
 
 /** Names a plan by what it does (not by when): equal plans, equal names. */

@@ -35,6 +35,8 @@ export interface IngestStore {
     finishedAt: Date;
     traceId: string | null;
     run: NonNullable<Result['run']>;
+    /** A conformance-depth run's checks (filed only for a conformance test: the store judges). */
+    conformance: Result['conformance'];
   }): Promise<RecordedRun>;
   recordDetection(input: {
     jobId: string | null;
@@ -122,6 +124,7 @@ async function ingestOne(d: Delivery<Result>, opts: IngestOptions): Promise<void
         finishedAt: new Date(r.finishedAt),
         traceId: r.traceId,
         run: r.run,
+        conformance: r.conformance ?? null,
       });
       opts.metrics.ingest.inc({ kind: r.kind, result: out.duplicate ? 'duplicate' : 'written' });
       if (!out.duplicate && out.eraMove)

@@ -4,7 +4,7 @@
 import type { Bus } from '@mcp-fleet/bus';
 import { collectProcessMetrics, revisionLabel } from '@mcp-fleet/bus/metrics';
 import { isRevision, revisionInfo } from '@mcp-fleet/probe';
-import { listAgents, type Store, serversOverview } from '@mcp-fleet/store';
+import { conformanceFailing, listAgents, type Store, serversOverview } from '@mcp-fleet/store';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export interface ServerState {
@@ -23,6 +23,8 @@ export interface ControlMetricsSources {
   /** Messages the bus terminated as poison since it started (only grows). */
   poison: () => number;
   agentsSeen: () => Promise<{ region: string; count: number }[]>;
+  /** Per server with a judged conformance test: how many distinct MUST checks fail in some region (store's conformanceFailing). */
+  conformance?: () => Promise<{ server: string; mustFailing: number }[]>;
 }
 
 export function createControlMetrics(sources: ControlMetricsSources) {
@@ -128,6 +130,34 @@ export function createControlMetrics(sources: ControlMetricsSources) {
       for (const s of await states()) this.set({ server: s.server, region: s.region }, s.failingPinnedTests);
     },
   });
+  // One read of check_states (grouped per server in SQL) per scrape, shared by both gauges.
+  let conformancePending: Promise<{ server: string; mustFailing: number }[]> | undefined;
+  const conformance = () => {
+    conformancePending ??= (sources.conformance?.() ?? Promise.resolve([])).finally(() =>
+      setTimeout(() => (conformancePending = undefined), 0),
+    );
+    return conformancePending;
+  };
+  new Gauge({
+    name: 'mcp_conformance_must_failing',
+    help: "MUST conformance checks a server fails in some region (its live conformance tests' latest runs).",
+    labelNames: ['server'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const c of await conformance()) this.set({ server: c.server }, c.mustFailing);
+    },
+  });
+  new Gauge({
+    name: 'mcp_conformance_passing',
+    help: '1 when a server with conformance tests fails no MUST check in any region, 0 when it fails one.',
+    labelNames: ['server'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const c of await conformance()) this.set({ server: c.server }, c.mustFailing === 0 ? 1 : 0);
+    },
+  });
   return { registry, jobs, lag, entries, ingest, moves };
 }
 
@@ -138,6 +168,7 @@ export function controlMetricsSources(store: Store, bus: Bus): ControlMetricsSou
   return {
     poison: () => bus.stats().poison,
     serverStates: () => serverStates(store),
+    conformance: () => conformanceFailing(store.db),
     agentsSeen: async () => {
       const byRegion = new Map<string, number>();
       for (const a of await listAgents(store.db))

@@ -10,8 +10,11 @@ export function startPruning(db: Db, log: Logger, retentionDays = DEFAULT_RUN_RE
     pruneHistory(db, retentionCutoffs(retentionDays))
       .then(
         (pruned) =>
-          (pruned.runs > 0 || pruned.detections > 0 || pruned.agents > 0) &&
-          log.info({ ...pruned, retentionDays }, 'pruned old runs, detections and silent agents'),
+          (pruned.runs > 0 || pruned.checkChanges > 0 || pruned.detections > 0 || pruned.agents > 0) &&
+          log.info(
+            { ...pruned, retentionDays },
+            'pruned old runs (with their check changes), detections and silent agents',
+          ),
       )
       .catch((err) => log.warn({ err: (err as Error).message }, 'could not prune old history'));
   const timer = setInterval(prune, PRUNE_EVERY_MS);

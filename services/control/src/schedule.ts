@@ -2,6 +2,7 @@
 // where asked), read from the database into the Scheduler's entries. Read again after every change
 // to the fleet and every 30 s (a change made by another control, or by hand, is picked up too).
 import type { Bus } from '@mcp-fleet/bus';
+import { conformanceTimeoutMs, effectiveIntervalMs } from '@mcp-fleet/config';
 import type { Logger } from '@mcp-fleet/log';
 import { isRevision, type Revision } from '@mcp-fleet/probe';
 import { type ActiveTest, type Db, listActiveTests } from '@mcp-fleet/store';
@@ -117,7 +118,9 @@ export class Schedule {
 
 const key = (testId: string, region: string) => `${testId}|${region}`;
 
-function handshakeEntry(t: ActiveTest, region: string): ScheduleEntry {
+export function handshakeEntry(t: ActiveTest, region: string): ScheduleEntry {
+  // The test's own interval, else its depth's default (a conformance test's is longer: config).
+  const intervalMs = effectiveIntervalMs({ depth: t.depth, intervalMs: t.testIntervalMs }, t.intervalMs);
   return {
     kind: 'handshake',
     id: t.testId,
@@ -128,8 +131,10 @@ function handshakeEntry(t: ActiveTest, region: string): ScheduleEntry {
     url: t.target,
     headers: t.headers,
     revision: t.mode === 'newest' ? 'newest' : (t.pinnedRevision as Revision),
-    intervalMs: t.intervalMs,
-    timeoutMs: t.timeoutMs,
+    depth: t.depth,
+    intervalMs,
+    // A conformance run sends dozens of requests: at least 30 s, within the job's bounds and its interval.
+    timeoutMs: t.depth === 'conformance' ? conformanceTimeoutMs(t.timeoutMs, intervalMs) : t.timeoutMs,
   };
 }
 
@@ -144,6 +149,7 @@ function detectionEntry(t: ActiveTest, region: string, intervalMs: number): Sche
     url: t.target,
     headers: t.headers,
     revision: null,
+    depth: 'handshake',
     intervalMs,
     timeoutMs: Math.min(t.timeoutMs, 20_000),
   };

@@ -17,6 +17,8 @@ export interface ScheduleEntry {
   url: string;
   headers: Record<string, string>;
   revision: 'newest' | Revision | null;
+  /** Handshake jobs: how deep the test goes (a detection is a handshake-depth job). */
+  depth: Job['depth'];
   intervalMs: number;
   timeoutMs: number;
 }
@@ -144,7 +146,7 @@ export class Scheduler {
   async #publish(due: Due, slot: number): Promise<void> {
     const entry = due.entry;
     const job: Job = {
-      depth: 'handshake',
+      depth: entry.depth,
       jobId:
         entry.kind === 'handshake'
           ? handshakeJobId(entry.id, entry.region, slot)

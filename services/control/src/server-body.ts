@@ -17,7 +17,9 @@ import {
   regionName,
   revisionChoice,
   serverName,
+  TEST_DEPTHS,
   targetUrl,
+  testInterval,
 } from '@mcp-fleet/config';
 import { isRevision, URL_MASK } from '@mcp-fleet/probe';
 import { z } from 'zod';
@@ -26,15 +28,43 @@ import { HttpError } from './http';
 const headersSchema = headerMap.refine((h) => Object.keys(h).length <= 50, 'at most 50 headers');
 const millis = z.number().int().min(1).max(MAX_DURATION_MS);
 
+/** A test's depth as a body gives it (default handshake). */
+export const depthField = z.enum(TEST_DEPTHS, { error: 'handshake or conformance' });
+/** A test's own interval in milliseconds, as GET shows it (null: its depth's default). */
+const testMillis = millis.min(MIN_INTERVAL_MS).nullable();
+
+/** A test as a write gives it (`interval` text, null or omitted for its depth's default). */
+export const testWrite = z.strictObject({
+  revision: revisionChoice,
+  depth: depthField.default('handshake'),
+  interval: testInterval.nullable().optional(),
+  intervalMs: testMillis.optional(),
+});
+
+/** A test's interval from a body: text or milliseconds, alike if both; null = its depth's default. */
+export function testIntervalOf(t: { interval?: string | null | undefined; intervalMs?: number | null | undefined }) {
+  if (t.interval === undefined && t.intervalMs === undefined) return undefined;
+  return one('interval', t.interval ?? undefined, t.intervalMs ?? undefined) ?? null;
+}
+
 /** A test as a write gives it, or as GET shows it (its id and states are the server's own). */
 const testSchema = z.union([
-  z.strictObject({ revision: revisionChoice }),
+  testWrite.transform((t) => ({ revision: t.revision, depth: t.depth, intervalMs: testIntervalOf(t) ?? null })),
   z
-    .looseObject({ mode: z.enum(['newest', 'pinned']), pinnedRevision: z.string().nullable() })
+    .looseObject({
+      mode: z.enum(['newest', 'pinned']),
+      pinnedRevision: z.string().nullable(),
+      depth: depthField.default('handshake'),
+      intervalMs: testMillis.default(null),
+    })
     .refine((t) => (t.mode === 'newest' ? t.pinnedRevision === null : isRevision(t.pinnedRevision)), {
       message: 'a pinned test names a known revision, a newest one none',
     })
-    .transform((t) => ({ revision: t.mode === 'newest' ? 'newest' : (t.pinnedRevision as string) })),
+    .transform((t) => ({
+      revision: t.mode === 'newest' ? 'newest' : (t.pinnedRevision as string),
+      depth: t.depth,
+      intervalMs: t.intervalMs,
+    })),
 ]);
 
 /** `detection` is the schedule (`{interval}`, or null for none) on a write, the latest result on GET. */
@@ -67,7 +97,7 @@ export const CreateServer = z.strictObject({
   url: newTargetUrl,
   headers: z.record(z.string(), z.string()).default({}),
   regions: z.array(regionName).min(1).nullable().default(null),
-  tests: z.array(testSchema).default([{ revision: 'newest' }]),
+  tests: z.array(testSchema).default([{ revision: 'newest', depth: 'handshake', intervalMs: null }]),
   ...timing,
   ...readOnly,
 });

@@ -50,11 +50,22 @@ export interface ServerInput {
 /** `headers` undefined keeps the stored ones, dropped if the URL moves to another origin (kept-credentials.ts). */
 export type ServerPatch = Partial<ServerInput>;
 
+export type TestDepth = Test['depth'];
+
 export interface TestInput {
   serverId: string;
   mode: 'newest' | 'pinned';
   /** Required for `pinned`, absent for `newest`. */
   pinnedRevision?: Revision | null;
+  /** Default handshake. */
+  depth?: TestDepth;
+  /** The test's own interval; null or omitted = its depth's default (config's effectiveIntervalMs). */
+  intervalMs?: number | null;
+}
+
+/** What may change on a live test: its interval (null: its depth's default). */
+export interface TestPatch {
+  intervalMs?: number | null;
 }
 
 /** An active test with what the scheduler needs to make its jobs. */
@@ -62,6 +73,9 @@ export interface ActiveTest {
   testId: string;
   mode: 'newest' | 'pinned';
   pinnedRevision: string | null;
+  depth: TestDepth;
+  /** The test's own interval, null = its depth's default (`intervalMs` is its server's): config's effectiveIntervalMs decides. */
+  testIntervalMs: number | null;
   serverId: string;
   serverName: string;
   /** As it may be shown (credentials masked). */
@@ -322,12 +336,13 @@ export function reviveServer(db: Db, id: string, input: ServerInput): Promise<Up
   });
 }
 
-/** The test of a server with this mode and pin retired last, if any (the same test, by its key). */
+/** The test of a server with this mode, pin and depth retired last, if any (the same test, by its key). */
 export async function lastRetiredTest(
   db: Db,
   serverId: string,
   mode: 'newest' | 'pinned',
   pinnedRevision: string | null,
+  depth: TestDepth = 'handshake',
 ): Promise<Test | null> {
   const [row] = await db
     .select()
@@ -336,6 +351,7 @@ export async function lastRetiredTest(
       and(
         eq(tests.serverId, serverId),
         eq(tests.mode, mode),
+        eq(tests.depth, depth),
         pinnedRevision === null ? isNull(tests.pinnedRevision) : eq(tests.pinnedRevision, pinnedRevision),
         isNotNull(tests.retiredAt),
       ),
@@ -361,6 +377,8 @@ export async function listActiveTests(db: Db, serverId?: string): Promise<Active
       testId: tests.id,
       mode: tests.mode,
       pinnedRevision: tests.pinnedRevision,
+      depth: tests.depth,
+      testIntervalMs: tests.intervalMs,
       serverId: servers.id,
       serverName: servers.name,
       url: servers.url,
@@ -412,10 +430,33 @@ export async function createTest(db: Db, input: TestInput): Promise<Test> {
     if (!server) throw new Error(`no active server ${input.serverId}`);
     const [row] = await tx
       .insert(tests)
-      .values({ serverId: input.serverId, mode: input.mode, pinnedRevision: pinned })
+      .values({
+        serverId: input.serverId,
+        mode: input.mode,
+        pinnedRevision: pinned,
+        depth: input.depth ?? 'handshake',
+        intervalMs: input.intervalMs ?? null,
+      })
       .returning();
     return row!;
   });
+}
+
+/** Change a live test (reviving one by its key keeps its history, with the interval the fleet gives now); null when it is not live. */
+export async function updateTest(db: Db, id: string, patch: TestPatch): Promise<Test | null> {
+  if (patch.intervalMs === undefined) {
+    const [row] = await db
+      .select()
+      .from(tests)
+      .where(and(eq(tests.id, id), isNull(tests.retiredAt)));
+    return row ?? null;
+  }
+  const [row] = await db
+    .update(tests)
+    .set({ intervalMs: patch.intervalMs })
+    .where(and(eq(tests.id, id), isNull(tests.retiredAt)))
+    .returning();
+  return row ?? null;
 }
 
 /** Retire a test; false when it was not active. */

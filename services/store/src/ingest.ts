@@ -12,6 +12,7 @@ import {
   type Revision,
 } from '@mcp-fleet/probe';
 import { and, eq } from 'drizzle-orm';
+import { type ConformanceReport, fileChecks } from './check-states';
 import type { Db } from './db';
 import { pgCode, UnknownRecordError, withoutParams } from './errors';
 import { detections, eraMoves, runs, servers, testStates, tests } from './schema';
@@ -42,6 +43,8 @@ export interface RunResult {
   finishedAt: Date | string;
   traceId: string | null;
   run: RunReport;
+  /** A conformance-depth run's checks (null or omitted: a handshake-depth run, or one that did not connect). */
+  conformance?: ConformanceReport | null;
 }
 
 export type RecordRunAnswer =
@@ -99,6 +102,7 @@ export function recordRun(db: Db, result: RunResult): Promise<RecordRunAnswer> {
           serverId: tests.serverId,
           mode: tests.mode,
           pinnedRevision: tests.pinnedRevision,
+          depth: tests.depth,
           server: servers.name,
         })
         .from(tests)
@@ -110,9 +114,12 @@ export function recordRun(db: Db, result: RunResult): Promise<RecordRunAnswer> {
         throw new UnknownRecordError(`test ${result.testId} is not a test of server ${result.serverId}`, '23503');
 
       // A second delivery of the same job waits here for the first to commit, then inserts nothing.
+      // Checks are filed only for a conformance test: a handshake test's run carrying some (an agent
+      // that is wrong or hostile) does not grow check states no one asked for.
+      const conformance = test.depth === 'conformance' ? (result.conformance ?? null) : null;
       const [inserted] = await tx
         .insert(runs)
-        .values(values)
+        .values({ ...values, checks: conformance?.checks ?? null })
         .onConflictDoNothing({ target: runs.jobId })
         .returning({ id: runs.id });
       if (!inserted) return { duplicate: true };
@@ -161,6 +168,17 @@ export function recordRun(db: Db, result: RunResult): Promise<RecordRunAnswer> {
           at: finishedAt,
         });
       }
+
+      if (conformance)
+        await fileChecks(tx, {
+          testId: result.testId,
+          serverId: result.serverId,
+          region: result.region,
+          runId,
+          at: finishedAt,
+          era: conformance.protocol.era,
+          checks: conformance.checks,
+        });
 
       const nowFailing = !isPassing(run.outcome);
       await tx

@@ -42,6 +42,10 @@ export interface TestOverview {
   id: string;
   mode: 'newest' | 'pinned';
   pinnedRevision: string | null;
+  /** handshake, or conformance (its checks: serverConformance). */
+  depth: 'handshake' | 'conformance';
+  /** The test's own interval; null = its depth's default. */
+  intervalMs: number | null;
   states: RegionState[];
 }
 
@@ -89,6 +93,8 @@ export async function serversOverview(db: Db, opts: { ids?: string[] } = {}): Pr
       testId: tests.id,
       mode: tests.mode,
       pinnedRevision: tests.pinnedRevision,
+      depth: tests.depth,
+      testIntervalMs: tests.intervalMs,
       region: testStates.region,
       currentRevision: testStates.currentRevision,
       lastOutcome: testStates.lastOutcome,
@@ -128,7 +134,14 @@ export async function serversOverview(db: Db, opts: { ids?: string[] } = {}): Pr
     if (!r.testId || !r.mode) continue;
     let test = testsById.get(r.testId);
     if (!test) {
-      test = { id: r.testId, mode: r.mode, pinnedRevision: r.pinnedRevision, states: [] };
+      test = {
+        id: r.testId,
+        mode: r.mode,
+        pinnedRevision: r.pinnedRevision,
+        depth: r.depth ?? 'handshake',
+        intervalMs: r.testIntervalMs,
+        states: [],
+      };
       testsById.set(r.testId, test);
       server.tests.push(test);
     }

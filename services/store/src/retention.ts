@@ -4,10 +4,12 @@
 // skewed or hostile agent could otherwise keep its runs forever or have them pruned at once.
 // A pruned run leaves no dangling reference: era_moves.run_id and test_states.last_run_id become
 // null (their foreign keys say ON DELETE SET NULL), and readers show such a move without a run.
-import { and, eq, gt, inArray, lt, or, sql } from 'drizzle-orm';
+// Check changes (a conformance check's every flip, which a flapping check makes many of) go with
+// their run: their age is their run's, on control's clock. A check's state keeps its `since`.
+import { and, eq, gt, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import type { Db } from './db';
-import { agents, detections, runs } from './schema';
+import { agents, checkChanges, detections, runs } from './schema';
 
 /** How long raw runs and detections are kept unless configured otherwise (MCP_FLEET_RUN_RETENTION_DAYS). */
 export const DEFAULT_RUN_RETENTION_DAYS = 30;
@@ -45,10 +47,11 @@ export function retentionCutoffs(retentionDays: number, now = new Date()): Prune
 export async function pruneHistory(
   db: Db,
   cutoffs: PruneCutoffs,
-): Promise<{ runs: number; detections: number; agents: number }> {
+): Promise<{ runs: number; checkChanges: number; detections: number; agents: number }> {
   const batchSize = cutoffs.batchSize;
   return {
     runs: await pruneRuns(db, { receivedBefore: cutoffs.runsReceivedBefore, batchSize }),
+    checkChanges: await pruneCheckChanges(db, { batchSize }),
     detections: await pruneDetections(db, { before: cutoffs.detectionsBefore, batchSize }),
     agents: await pruneAgents(db, { heardBefore: cutoffs.agentsHeardBefore }),
   };
@@ -70,6 +73,21 @@ export function pruneRuns(db: Db, opts: { receivedBefore: Date; batchSize?: numb
   return inBatches(opts.batchSize, async (size) => {
     const batch = db.select({ id: runs.id }).from(runs).where(lt(runs.receivedAt, opts.receivedBefore)).limit(size);
     const gone = await db.delete(runs).where(inArray(runs.id, batch)).returning({ id: runs.id });
+    return gone.length;
+  });
+}
+
+/**
+ * Delete check changes whose run was pruned (pruneRuns set their run_id null): a change is as old
+ * as the run that made it, judged by when control received that run, never by the agent's times.
+ */
+export function pruneCheckChanges(db: Db, opts: { batchSize?: number | undefined } = {}): Promise<number> {
+  return inBatches(opts.batchSize, async (size) => {
+    const batch = db.select({ id: checkChanges.id }).from(checkChanges).where(isNull(checkChanges.runId)).limit(size);
+    const gone = await db
+      .delete(checkChanges)
+      .where(inArray(checkChanges.id, batch))
+      .returning({ id: checkChanges.id });
     return gone.length;
   });
 }

@@ -1,7 +1,7 @@
 // Builders for the rows tests write: servers, handshake runs as an agent reports them.
 // Other workspaces' tests import it as @mcp-fleet/store/testing (in store, not testkit: store's own
 // tests use testkit, so testkit cannot depend on store).
-import type { HandshakeRun, Revision } from '@mcp-fleet/probe';
+import { type CheckId, type ConformanceRun, checkById, type HandshakeRun, type Revision } from '@mcp-fleet/probe';
 import { createServer, createTest, type Db, type RunResult, type Server, type Test } from '../src';
 
 let serial = 0;
@@ -81,4 +81,33 @@ export function resultOf(
 /** Minutes after a fixed base time, so tests control the order runs finished in. */
 export function minute(n: number, base = Date.UTC(2026, 0, 1)): Date {
   return new Date(base + n * 60_000);
+}
+
+/** A conformance run as the probe reports it: these checks (id → status) at `era`, level from probe's table. */
+export function conformanceRun(
+  era: 'legacy' | 'modern',
+  statuses: Record<string, 'pass' | 'fail' | 'skip'>,
+  parts: Partial<ConformanceRun> = {},
+): ConformanceRun {
+  const checks = Object.entries(statuses).map(([id, status]) => ({
+    id: id as CheckId,
+    level: checkById(id)?.level ?? 'MUST',
+    status,
+    message: status === 'fail' ? `${id} failed` : status === 'skip' ? 'not declared' : 'held',
+    millis: 1.5,
+    requests: 1,
+  }));
+  return {
+    target: 'https://mcp.example.com/mcp',
+    protocol: { requested: 'auto', negotiated: era === 'modern' ? '2026-07-28' : '2025-06-18', era },
+    pass: !checks.some((c) => c.status === 'fail' && c.level === 'MUST'),
+    outcome: 'success',
+    message: 'The handshake succeeded.',
+    serverInfo: { name: 'sim', version: '1.0.0' },
+    checks,
+    requests: checks.length + 2,
+    millis: 40,
+    evidence: null,
+    ...parts,
+  };
 }

@@ -8,6 +8,7 @@ import {
   DuplicateNameError,
   listActiveTests,
   retireServer,
+  serverConformance,
   serversOverview,
   updateServer,
 } from '@mcp-fleet/store';
@@ -36,8 +37,10 @@ export function serverRoutes(router: Router, ctx: ApiContext, probes: OwnProbes)
       const intervalMs = given.intervalMs ?? DEFAULT_INTERVAL_MS;
       const timeoutMs = given.timeoutMs ?? DEFAULT_TIMEOUT_MS;
       checkTiming(intervalMs, timeoutMs);
-      const keys = body.tests.map((t) => t.revision);
-      if (new Set(keys).size !== keys.length) throw new HttpError(400, 'tests: a revision is listed twice');
+      const keys = body.tests.map((t) => `${t.revision}/${t.depth}`);
+      if (new Set(keys).size !== keys.length)
+        throw new HttpError(400, 'tests: a revision is listed twice at the same depth');
+      for (const t of body.tests) checkTestTiming(t, timeoutMs);
       for (const t of body.tests)
         if (isRevision(t.revision)) await probes.runPinFirst(body.url, headers, timeoutMs, t.revision);
       try {
@@ -53,12 +56,13 @@ export function serverRoutes(router: Router, ctx: ApiContext, probes: OwnProbes)
             source: 'api',
           });
           for (const t of body.tests)
-            await createTest(
-              tx,
-              t.revision === 'newest'
+            await createTest(tx, {
+              ...(t.revision === 'newest'
                 ? { serverId: s.id, mode: 'newest' }
-                : { serverId: s.id, mode: 'pinned', pinnedRevision: t.revision as Revision },
-            );
+                : { serverId: s.id, mode: 'pinned', pinnedRevision: t.revision as Revision }),
+              depth: t.depth,
+              intervalMs: t.intervalMs,
+            });
           return s;
         });
         ctx.changed({ event: 'server_created', server: server.name });
@@ -71,6 +75,11 @@ export function serverRoutes(router: Router, ctx: ApiContext, probes: OwnProbes)
     .on('GET', '/api/servers/:id', async (req) => ({
       json: { server: await serverDetail(ctx.db, (await serverOr404(ctx.db, req.params.id!)).id) },
     }))
+    // Its conformance tests: each check's state per region (since when), and each region's last run's checks.
+    .on('GET', '/api/servers/:id/conformance', async (req) => {
+      const server = await serverOr404(ctx.db, req.params.id!);
+      return { json: { serverId: server.id, tests: await serverConformance(ctx.db, server.id) } };
+    })
     .on('PATCH', '/api/servers/:id', async (req) => {
       const server = await liveServer(ctx.db, req.params.id!);
       const body = parseBody(PatchServer, req.body);
@@ -79,12 +88,14 @@ export function serverRoutes(router: Router, ctx: ApiContext, probes: OwnProbes)
       if (body.url) checkTarget(body.url, ctx.policy());
       if (body.tests) {
         // What GET showed comes back unchanged; a different set is for the tests' own routes.
-        const now = (await listActiveTests(ctx.db, server.id)).map((t) => t.pinnedRevision ?? 'newest').sort();
-        const given = body.tests.map((t) => t.revision).sort();
+        const now = (await listActiveTests(ctx.db, server.id))
+          .map((t) => `${t.pinnedRevision ?? 'newest'}/${t.depth}/${t.testIntervalMs}`)
+          .sort();
+        const given = body.tests.map((t) => `${t.revision}/${t.depth}/${t.intervalMs}`).sort();
         if (JSON.stringify(now) !== JSON.stringify(given))
           throw new HttpError(
             400,
-            'tests: add one with POST /api/servers/:id/tests and retire one with DELETE /api/tests/:id (a pinned test runs once before it is saved)',
+            'tests: add one with POST /api/servers/:id/tests, change its interval with PATCH /api/tests/:id and retire one with DELETE /api/tests/:id (a pinned test runs once before it is saved)',
           );
       }
       const given = timingOf(body);
@@ -125,6 +136,12 @@ export function serverRoutes(router: Router, ctx: ApiContext, probes: OwnProbes)
       ctx.changed({ event: 'server_retired', server: server.name });
       return { status: 204 };
     });
+}
+
+/** A test's own interval leaves room for its run: at least its server's timeout. */
+export function checkTestTiming(t: { intervalMs: number | null }, serverTimeoutMs: number): void {
+  if (t.intervalMs !== null && t.intervalMs < serverTimeoutMs)
+    throw new HttpError(400, `tests: interval: at least the server's timeout (${serverTimeoutMs / 1000}s)`);
 }
 
 function checkTiming(intervalMs: number, timeoutMs: number): void {

@@ -1,15 +1,19 @@
-// A server's tests: list them, add one (a pinned one runs once first), read one with its states, retire one.
+// A server's tests: list them, add one (a pinned one runs once first; `depth` and `interval`
+// optional), read one with its states, change its interval, retire one. A body is hostile input
+// (the API's trust boundary): depth and interval are checked here, before anything is written.
 
-import { revisionChoice } from '@mcp-fleet/config';
 import { isRevision, type Revision } from '@mcp-fleet/probe';
-import { createTest, getTest, getTestStates, listActiveTests, retireTest } from '@mcp-fleet/store';
-import { z } from 'zod';
+import { createTest, getTest, getTestStates, listActiveTests, retireTest, updateTest } from '@mcp-fleet/store';
 import { HttpError, parseBody, type Router } from '../http';
+import { testIntervalOf, testWrite } from '../server-body';
 import type { ApiContext } from './context';
 import { liveServer, serverDetail, serverOr404, uuid } from './lookups';
 import type { OwnProbes } from './own-probes';
+import { checkTestTiming } from './servers';
 
-const CreateTest = z.strictObject({ revision: revisionChoice });
+const CreateTest = testWrite;
+/** Only the interval changes in place: another revision or depth is another test (its own history). */
+const PatchTest = testWrite.pick({ interval: true, intervalMs: true });
 
 export function testRoutes(router: Router, ctx: ApiContext, probes: OwnProbes): void {
   router
@@ -20,20 +24,36 @@ export function testRoutes(router: Router, ctx: ApiContext, probes: OwnProbes): 
     .on('POST', '/api/servers/:id/tests', async (req) => {
       const server = await liveServer(ctx.db, req.params.id!);
       const body = parseBody(CreateTest, req.body);
+      const intervalMs = testIntervalOf(body) ?? null;
+      checkTestTiming({ intervalMs }, server.timeoutMs);
       const existing = await listActiveTests(ctx.db, server.id);
       const key = (mode: string, pin: string | null) => (mode === 'newest' ? 'newest' : pin);
-      if (existing.some((t) => key(t.mode, t.pinnedRevision) === body.revision))
-        throw new HttpError(409, `the server already has a ${body.revision} test`);
+      if (existing.some((t) => key(t.mode, t.pinnedRevision) === body.revision && t.depth === body.depth))
+        throw new HttpError(409, `the server already has a ${body.revision} ${body.depth} test`);
       if (isRevision(body.revision))
         await probes.runPinFirst(server.target, server.headers, server.timeoutMs, body.revision, server.id);
-      const test = await createTest(
-        ctx.db,
-        body.revision === 'newest'
+      const test = await createTest(ctx.db, {
+        ...(body.revision === 'newest'
           ? { serverId: server.id, mode: 'newest' }
-          : { serverId: server.id, mode: 'pinned', pinnedRevision: body.revision as Revision },
-      );
+          : { serverId: server.id, mode: 'pinned', pinnedRevision: body.revision as Revision }),
+        depth: body.depth,
+        intervalMs,
+      });
       ctx.changed();
-      return { status: 201, json: { test: { id: test.id, mode: test.mode, pinnedRevision: test.pinnedRevision } } };
+      return { status: 201, json: { test: shown(test) } };
+    })
+    .on('PATCH', '/api/tests/:id', async (req) => {
+      const id = req.params.id!;
+      const test = uuid.safeParse(id).success ? await getTest(ctx.db, id) : null;
+      if (!test || test.retiredAt) throw new HttpError(404, `no test ${id}`);
+      const server = await liveServer(ctx.db, test.serverId);
+      const body = parseBody(PatchTest, req.body);
+      const intervalMs = testIntervalOf(body);
+      if (intervalMs !== undefined) checkTestTiming({ intervalMs }, server.timeoutMs);
+      const updated = await updateTest(ctx.db, id, { intervalMs });
+      if (!updated) throw new HttpError(404, `no test ${id}`);
+      ctx.changed();
+      return { json: { test: shown(updated) } };
     })
     .on('DELETE', '/api/tests/:id', async (req) => {
       const id = req.params.id!;
@@ -55,10 +75,23 @@ export function testRoutes(router: Router, ctx: ApiContext, probes: OwnProbes): 
             serverId: test.serverId,
             mode: test.mode,
             pinnedRevision: test.pinnedRevision,
+            depth: test.depth,
+            intervalMs: test.intervalMs,
             retiredAt: test.retiredAt,
             states: await getTestStates(ctx.db, id),
           },
         },
       };
     });
+}
+
+/** A test as a write answers it. */
+function shown(t: {
+  id: string;
+  mode: string;
+  pinnedRevision: string | null;
+  depth: string;
+  intervalMs: number | null;
+}) {
+  return { id: t.id, mode: t.mode, pinnedRevision: t.pinnedRevision, depth: t.depth, intervalMs: t.intervalMs };
 }
