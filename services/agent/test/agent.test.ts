@@ -250,15 +250,22 @@ describe('/metrics', () => {
     const labelNames = new Set(samples.filter((s) => s.name.startsWith('mcp_')).flatMap((s) => Object.keys(s.labels)));
     expect([...labelNames].sort()).toEqual(
       [
+        // Conformance checks' failures and transport error types start at 0 (units.test.ts).
+        'check',
+        'era',
+        'error_type',
         'from_version',
         'kind',
         'le',
+        'level',
         'negotiated_version',
         'outcome',
         'region',
         'requested_version',
         'result',
+        'status',
         'to_version',
+        'transport',
         'version',
       ].sort(),
     );
