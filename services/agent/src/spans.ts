@@ -54,6 +54,7 @@ export const FLEET_ATTR = {
   checkStatus: 'mcp_fleet.check.status',
   era: 'mcp_fleet.era',
   conformancePass: 'mcp_fleet.conformance.pass',
+  deliberate: 'mcp_fleet.deliberate',
   conformanceFailedMust: 'mcp_fleet.conformance.failed_must',
 } as const;
 
@@ -159,13 +160,16 @@ export class ProbeSpan {
     if (ex.status !== null) attributes[ATTR_HTTP_RESPONSE_STATUS_CODE] = ex.status;
     const errorType = ex.failure ?? (ex.status !== null && ex.status >= 400 ? String(ex.status) : undefined);
     if (errorType) attributes[ATTR_ERROR_TYPE] = errorType;
+    // A conformance check's bad request, sent on purpose: its error answer is what the check wants, so the
+    // span says what came back (error.type) without marking the trace as failing; its check's span judges it.
+    if (ex.deliberate) attributes[FLEET_ATTR.deliberate] = true;
 
     const child = this.#tracer.startSpan(
       `${ex.method} ${ex.jsonRpcMethod ?? ''}`.trim(),
       { kind: SpanKind.CLIENT, attributes, startTime: ex.startedAt },
       this.#parent,
     );
-    if (errorType)
+    if (errorType && !ex.deliberate)
       child.setStatus({ code: SpanStatusCode.ERROR, message: redact(ex.error ?? errorType, this.#secrets) });
     child.end(ex.startedAt + ex.millis);
   }

@@ -75,6 +75,10 @@ describe.each([
     // Every request, the checks' included, stays a child of the job's span (as a handshake's do).
     const requests = children.filter((c) => !c.name.startsWith('mcp.conformance.check '));
     expect(requests.length).toBe(answer.result.run!.requests + run.requests);
+    // The raw negative probes are there, marked, and do not mark the trace as failing.
+    const deliberate = requests.filter((c) => c.attributes['mcp_fleet.deliberate'] === true);
+    expect(deliberate.length).toBeGreaterThan(0);
+    expect(deliberate.every((c) => c.status.code === SpanStatusCode.UNSET)).toBe(true);
   });
 });
 
