@@ -170,9 +170,9 @@ async function runConformance(
       ctx.onTelemetryError?.(err);
     }
   };
-  // TODO(issue 15): tools_list_stable_across_connections needs a second TCP connection; the pooled
-  // dispatcher (target-policy.ts) reuses the first. Pass a fresh guarded dispatcher for it once the
-  // runner takes one (an option like `freshDispatcher`), so the floor and the job's policy still hold.
+  // tools_list_stable_across_connections needs a second TCP connection: the runner asks for it with
+  // `reset` (the first answer closes its connection), so the job's pooled, policy-guarded dispatcher
+  // serves it too; no dispatcher of its own, and the floor and the job's policy hold for it.
   const run =
     (await guarded(
       conformance(job.url, { ...base, protocol: negotiated, probe: true, onCheck }),

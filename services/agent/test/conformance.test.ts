@@ -47,6 +47,12 @@ describe.each([
     expect(run.protocol).toMatchObject({ requested: revision, negotiated: revision, era });
     expect(run.checks.length).toBeGreaterThan(0);
     for (const c of run.checks) expect(CHECK_IDS.has(c.id), c.id).toBe(true);
+    // The sim's clean SDK servers fail no MUST check (docs/protocol.md, "Conformance by era").
+    expect(run.checks.filter((c) => c.status === 'fail' && c.level === 'MUST')).toEqual([]);
+    expect(run.pass).toBe(true);
+    // The second-connection check goes through the job's own policy-guarded dispatcher.
+    if (era === 'modern')
+      expect(run.checks.find((c) => c.id === 'tools_list_stable_across_connections')?.status).toBe('pass');
     // The bus takes it as it is.
     expect(ResultSchema.safeParse(answer.result).success).toBe(true);
 
