@@ -203,6 +203,13 @@ describe('mcp_conformance_checks_total', () => {
     const counted = series(samples, 'mcp_conformance_checks_total').reduce((n, s) => n + s.value, 0);
     expect(counted).toBe(run.checks.length);
     expect(seriesValue(samples, 'mcp_probe_duration_seconds_count', { kind: 'conformance', region: REGION })).toBe(1);
+    // The run's negative probes (mcp_fleet/no_such_method, an undeclared capability's list…) got their -32601 on
+    // purpose: deliberate, so not counted; a clean server answered every other request.
+    const deliberate = run.checks.filter((c) =>
+      ['unknown_method_not_found', 'undeclared_capability_not_found'].includes(c.id),
+    );
+    expect(deliberate.some((c) => c.status === 'pass')).toBe(true);
+    expect(series(samples, 'mcp_method_not_found_total').reduce((n, s) => n + s.value, 0)).toBe(0);
   });
 
   it('starts every check’s failures at 0 in its era(s), so the first failure after a start is an increase', async () => {
