@@ -9,7 +9,7 @@
 // series by the closed sets of traffic.ts.
 import { collectProcessMetrics, revisionLabel } from '@mcp-fleet/bus/metrics';
 import type { CheckLevel, ConformanceRun, Detection, DetectionOutcome, HandshakeRun } from '@mcp-fleet/probe';
-import { CONFORMANCE_CHECKS, eraMove, REVISION_NAMES } from '@mcp-fleet/probe';
+import { CONFORMANCE_CHECKS, CURRENT_REVISION, eraMove, REVISION_NAMES } from '@mcp-fleet/probe';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { TRANSPORT_ERROR_TYPES, type Traffic } from './traffic';
 
@@ -155,6 +155,12 @@ export class AgentMetrics {
     for (const c of CONFORMANCE_CHECKS)
       for (const era of c.era === 'both' ? (['legacy', 'modern'] as const) : [c.era])
         this.#checks.inc({ check: c.id, level: levelLabel(c.level), status: 'fail', era, region }, 0);
+    // The openings every probe sends, at the revisions they are sent at: a legacy server refusing
+    // server/discover, a modern-only one refusing initialize.
+    this.#methodNotFound.inc({ method: 'server/discover', protocol_version: CURRENT_REVISION, region }, 0);
+    for (const revision of REVISION_NAMES)
+      if (revision !== CURRENT_REVISION)
+        this.#methodNotFound.inc({ method: 'initialize', protocol_version: revision, region }, 0);
     for (const errorType of TRANSPORT_ERROR_TYPES)
       this.#transportErrors.inc({ transport: 'http', error_type: errorType, region }, 0);
   }

@@ -250,7 +250,7 @@ describe('/metrics', () => {
     const labelNames = new Set(samples.filter((s) => s.name.startsWith('mcp_')).flatMap((s) => Object.keys(s.labels)));
     expect([...labelNames].sort()).toEqual(
       [
-        // Conformance checks' failures and transport error types start at 0 (units.test.ts).
+        // Conformance checks' failures, the openings' method-not-found and transport error types start at 0.
         'check',
         'era',
         'error_type',
@@ -258,8 +258,10 @@ describe('/metrics', () => {
         'kind',
         'le',
         'level',
+        'method',
         'negotiated_version',
         'outcome',
+        'protocol_version',
         'region',
         'requested_version',
         'result',
