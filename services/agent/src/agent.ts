@@ -170,6 +170,8 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
     try {
       if (answer.run) metrics.handshake(answer.run);
       if (answer.detection) metrics.detection(answer.detection);
+      if (answer.conformance) metrics.conformance(answer.conformance);
+      metrics.traffic(answer.traffic);
     } catch (err) {
       // Telemetry never holds a result back.
       log.warn({ err, jobId: job.jobId }, 'probe metrics not recorded');

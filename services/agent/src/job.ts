@@ -1,22 +1,35 @@
 // From a job to a result: run the probe the job names, inside its span, within its timeout.
 // The probe bounds itself (per request and per run); a hard guard on top makes sure that even a
 // probe bug cannot hold a job (and a concurrency slot) forever: past it, the job ends as a
-// timeout and whatever the probe still does is ignored.
+// timeout and whatever the probe still does is ignored. A conformance-depth job runs the era's
+// checks after a handshake that passed, on the revision it negotiated, within a guard of its own.
 import type { Job, Result } from '@mcp-fleet/bus';
 import {
+  BOUNDS,
+  type CheckResult,
+  CONFORMANCE_CHECKS,
+  CONFORMANCE_MAX_MS,
+  type ConformanceRun,
+  conformance,
+  cut,
   DETECTION_MAX_MS,
   type Detection,
   detect,
   type Exchange,
   type HandshakeRun,
   handshake,
+  isPassing,
   isRevision,
+  maskUrl,
   REVISIONS,
+  type Revision,
   type RevisionChoice,
+  revisionInfo,
 } from '@mcp-fleet/probe';
 import type { Tracer } from '@opentelemetry/api';
 import type { Dispatcher } from 'undici';
 import { ProbeSpan } from './spans';
+import { type Traffic, TrafficLog } from './traffic';
 
 /** Past the probe's own budget, how long the guard waits before giving up on it. */
 export const GUARD_GRACE_MS = 5_000;
@@ -33,7 +46,15 @@ export interface JobContext {
 }
 
 export type JobAnswer =
-  | { ok: true; result: Result; run: HandshakeRun | null; detection: Detection | null }
+  | {
+      ok: true;
+      result: Result;
+      run: HandshakeRun | null;
+      detection: Detection | null;
+      conformance: ConformanceRun | null;
+      /** What every request of the job met, for the method-not-found and transport-error metrics. */
+      traffic: Traffic;
+    }
   /** The job can never succeed (it names nothing to run): terminate it. */
   | { ok: false; poison: string };
 
@@ -44,9 +65,11 @@ export async function runJob(job: Job, ctx: JobContext): Promise<JobAnswer> {
 
   const startedAt = new Date();
   const span = new ProbeSpan(ctx.tracer, job, ctx.agent);
+  const traffic = new TrafficLog();
   let ended = false;
   const onExchange = (ex: Exchange) => {
     if (ended) return;
+    traffic.add(ex);
     try {
       span.exchange(ex);
     } catch (err) {
@@ -63,15 +86,22 @@ export async function runJob(job: Job, ctx: JobContext): Promise<JobAnswer> {
 
   let run: HandshakeRun | null = null;
   let detection: Detection | null = null;
+  let checked: ConformanceRun | null = null;
   try {
     if (job.kind === 'handshake') {
       const current = isRevision(job.currentRevision) ? job.currentRevision : undefined;
       const guardMs = timeoutMs + GUARD_GRACE_MS;
+      traffic.speaking(choice === 'newest' ? (current ?? null) : (choice ?? null));
       run =
         (await guarded(handshake(job.url, { ...base, revision: choice ?? 'newest', current }), guardMs)) ??
         hungRun(job, choice ?? 'newest', guardMs);
       run = fitRun(run);
-      span.endHandshake(run);
+      const negotiated = isRevision(run.negotiated) ? run.negotiated : undefined;
+      if (job.depth === 'conformance' && isPassing(run.outcome) && negotiated) {
+        traffic.speaking(negotiated);
+        checked = await runConformance(job, negotiated, base, span, ctx, () => ended);
+      }
+      span.endHandshake(run, checked);
     } else {
       const guardMs = DETECTION_MAX_MS + GUARD_GRACE_MS;
       detection = (await guarded(detect(job.url, base), guardMs)) ?? hungDetection(guardMs);
@@ -98,9 +128,72 @@ export async function runJob(job: Job, ctx: JobContext): Promise<JobAnswer> {
     traceId: span.traceId,
     run,
     detection,
-    conformance: null,
+    conformance: checked,
   };
-  return { ok: true, result, run, detection };
+  return {
+    ok: true,
+    result,
+    run,
+    detection,
+    conformance: checked,
+    traffic: traffic.summary(run?.requested ?? run?.negotiated ?? null),
+  };
+}
+
+/** How long the guard waits for a conformance run: the runner's own deadline, then the grace. */
+export const CONFORMANCE_GUARD_MS = CONFORMANCE_MAX_MS + GUARD_GRACE_MS;
+
+/**
+ * The era's checks on the revision the handshake negotiated (`probe: true`: the raw negative probes
+ * too, each marked deliberate). One span per check, as each ends.
+ */
+async function runConformance(
+  job: Job,
+  negotiated: Revision,
+  base: {
+    headers: Record<string, string>;
+    timeoutMs: number;
+    onExchange: (ex: Exchange) => void;
+    dispatcher?: Dispatcher;
+  },
+  span: ProbeSpan,
+  ctx: JobContext,
+  ended: () => boolean,
+): Promise<ConformanceRun> {
+  const startedAt = Date.now();
+  const era = revisionInfo(negotiated).era;
+  const onCheck = (check: CheckResult, checkStartedAt: number) => {
+    if (ended()) return;
+    try {
+      span.check(check, checkStartedAt, era);
+    } catch (err) {
+      ctx.onTelemetryError?.(err);
+    }
+  };
+  // tools_list_stable_across_connections needs a second TCP connection: the runner asks for it with
+  // `reset` (the first answer closes its connection), so the job's pooled, policy-guarded dispatcher
+  // serves it too; no dispatcher of its own, and the floor and the job's policy hold for it.
+  const run =
+    (await guarded(
+      conformance(job.url, { ...base, protocol: negotiated, probe: true, onCheck }),
+      CONFORMANCE_GUARD_MS,
+    )) ?? hungConformance(job, negotiated, Date.now() - startedAt);
+  return fitConformance(run);
+}
+
+function hungConformance(job: Job, negotiated: Revision, ms: number): ConformanceRun {
+  return {
+    target: cut(maskUrl(job.url), BOUNDS.message),
+    protocol: { requested: negotiated, negotiated, era: revisionInfo(negotiated).era },
+    pass: false,
+    outcome: 'timeout',
+    message: hungMessage(ms),
+    serverInfo: null,
+    checks: [],
+    requests: 0,
+    millis: ms,
+    evidence: null,
+  };
 }
 
 /** The probe's answer, or undefined when it did not come within `ms`. */
@@ -168,6 +261,54 @@ function hungDetection(ms: number): Detection {
         message: hungMessage(ms),
       },
     })),
+  };
+}
+
+const CHECK_IDS: ReadonlySet<string> = new Set(CONFORMANCE_CHECKS.map((c) => c.id));
+
+/**
+ * A conformance run within the bus schema's bounds (a result over them is refused, and the job would
+ * come back forever): the runner bounds its strings itself, this is the last line. Only checks of
+ * probe's table, each once; a server's text cut to its bound.
+ */
+export function fitConformance(run: ConformanceRun): ConformanceRun {
+  const seen = new Set<string>();
+  const checks: CheckResult[] = [];
+  for (const c of run.checks) {
+    if (!CHECK_IDS.has(c.id) || seen.has(c.id)) continue;
+    seen.add(c.id);
+    const fitted: CheckResult = { ...c, message: cut(c.message, BOUNDS.check) };
+    if (c.evidence) fitted.evidence = { ...fitEvidence(c.evidence), message: cut(c.evidence.message, BOUNDS.check) };
+    checks.push(fitted);
+  }
+  return {
+    ...run,
+    target: cut(run.target, BOUNDS.message),
+    protocol: {
+      ...run.protocol,
+      negotiated: run.protocol.negotiated === null ? null : cut(run.protocol.negotiated, BOUNDS.revision),
+    },
+    message: cut(run.message, BOUNDS.message),
+    serverInfo: run.serverInfo
+      ? {
+          name: cut(run.serverInfo.name, BOUNDS.name),
+          version: cut(run.serverInfo.version, BOUNDS.version),
+          ...(run.serverInfo.title !== undefined ? { title: cut(run.serverInfo.title, BOUNDS.name) } : {}),
+        }
+      : null,
+    checks,
+    evidence: run.evidence ? fitEvidence(run.evidence) : null,
+  };
+}
+
+function fitEvidence<E extends NonNullable<ConformanceRun['evidence']>>(e: E): E {
+  const opt = (v: string | null, max: number) => (v === null ? null : cut(v, max));
+  return {
+    ...e,
+    contentType: opt(e.contentType, BOUNDS.header),
+    bodyPreview: opt(e.bodyPreview, BOUNDS.preview),
+    jsonRpcErrorMessage: opt(e.jsonRpcErrorMessage, BOUNDS.preview),
+    message: cut(e.message, BOUNDS.message),
   };
 }
 

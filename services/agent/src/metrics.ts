@@ -3,15 +3,28 @@
 // the region. URLs, server names, session ids and job ids belong on spans, never here. Label
 // names and values follow one convention across control and agents (handshake metrics:
 // docs/protocol.md#handshake-metrics): revisions in `*_version` labels (`requested_version`,
-// `negotiated_version`; `from_version`, `to_version`), and lower-case values.
+// `negotiated_version`; `from_version`, `to_version`), and lower-case values. Conformance checks
+// are labelled by their id from probe's table (a closed set), their level in lower case (`must`,
+// `should`), their status and the era the run negotiated; the method-not-found and transport-error
+// series by the closed sets of traffic.ts.
 import { collectProcessMetrics, revisionLabel } from '@mcp-fleet/bus/metrics';
-import type { Detection, DetectionOutcome, HandshakeRun } from '@mcp-fleet/probe';
-import { eraMove, REVISION_NAMES } from '@mcp-fleet/probe';
+import type { CheckLevel, ConformanceRun, Detection, DetectionOutcome, HandshakeRun } from '@mcp-fleet/probe';
+import { CONFORMANCE_CHECKS, CURRENT_REVISION, eraMove, REVISION_NAMES } from '@mcp-fleet/probe';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { TRANSPORT_ERROR_TYPES, type Traffic } from './traffic';
 
 export { revisionLabel };
 
 export type JobKind = 'handshake' | 'detection';
+
+/** Each check's level from probe's table: the label never takes a level from the run itself. */
+const CHECK_LEVELS: ReadonlyMap<string, CheckLevel> = new Map(CONFORMANCE_CHECKS.map((c) => [c.id, c.level]));
+const CHECK_STATUSES: ReadonlySet<string> = new Set(['pass', 'fail', 'skip']);
+
+/** A check's level as a label value: `must`, `should` (the report's MUST and SHOULD stay in the JSON). */
+export function levelLabel(level: CheckLevel): string {
+  return level.toLowerCase();
+}
 /**
  * How a job ended for the agent: result accepted, result not accepted (nak'ed), our own failure,
  * handed back at stop, or dropped unprobed because its slot was stale.
@@ -43,6 +56,9 @@ export class AgentMetrics {
   readonly #jobs: Counter<'region' | 'kind' | 'result'>;
   readonly #inFlight: Gauge<'region'>;
   readonly #floorRefusals: Counter<'region'>;
+  readonly #checks: Counter<'check' | 'level' | 'status' | 'era' | 'region'>;
+  readonly #methodNotFound: Counter<'method' | 'protocol_version' | 'region'>;
+  readonly #transportErrors: Counter<'transport' | 'error_type' | 'region'>;
 
   constructor(opts: { region: string; version: string; defaultMetrics?: boolean }) {
     this.#region = opts.region;
@@ -69,7 +85,7 @@ export class AgentMetrics {
     });
     this.#duration = new Histogram({
       name: 'mcp_probe_duration_seconds',
-      help: 'How long a probe (handshake run or detection) took, as the probe measured it.',
+      help: "How long a probe (handshake run, detection, or a conformance-depth job's checks) took, as the probe measured it.",
       labelNames: ['kind', 'region'],
       buckets: DURATION_BUCKETS,
       registers,
@@ -98,6 +114,24 @@ export class AgentMetrics {
       labelNames: ['region'],
       registers,
     });
+    this.#checks = new Counter({
+      name: 'mcp_conformance_checks_total',
+      help: 'Conformance checks judged, by check id, level (must, should), status (pass, fail, skip) and the era the run negotiated.',
+      labelNames: ['check', 'level', 'status', 'era', 'region'],
+      registers,
+    });
+    this.#methodNotFound = new Counter({
+      name: 'mcp_method_not_found_total',
+      help: "Requests of any probe answered with JSON-RPC -32601 (method not found), by MCP method (or other) and the revision it was sent at; a conformance check's deliberate bad requests are not counted.",
+      labelNames: ['method', 'protocol_version', 'region'],
+      registers,
+    });
+    this.#transportErrors = new Counter({
+      name: 'mcp_transport_error_total',
+      help: "Requests of any probe that got no HTTP answer, by transport and error type (timeout, connection_refused, connection_reset, dns, tls, malformed_http, network); the probe's own refusals (policy, request budget) and deliberate bad requests are not counted.",
+      labelNames: ['transport', 'error_type', 'region'],
+      registers,
+    });
     const info = new Gauge({
       name: 'mcp_agent_info',
       help: 'Always 1; labels say which region and version this agent is.',
@@ -117,6 +151,40 @@ export class AgentMetrics {
       this.#detections.inc({ outcome: detectionOutcomeLabel(outcome), region }, 0);
     this.#floorRefusals.inc({ region }, 0);
     for (const kind of ['handshake', 'detection'] as const) this.#jobs.inc({ region, kind, result: 'stale' }, 0);
+    // Each check's failures in the era(s) it runs in, and every transport error type.
+    for (const c of CONFORMANCE_CHECKS)
+      for (const era of c.era === 'both' ? (['legacy', 'modern'] as const) : [c.era])
+        this.#checks.inc({ check: c.id, level: levelLabel(c.level), status: 'fail', era, region }, 0);
+    // The openings every probe sends, at the revisions they are sent at: a legacy server refusing
+    // server/discover, a modern-only one refusing initialize.
+    this.#methodNotFound.inc({ method: 'server/discover', protocol_version: CURRENT_REVISION, region }, 0);
+    for (const revision of REVISION_NAMES)
+      if (revision !== CURRENT_REVISION)
+        this.#methodNotFound.inc({ method: 'initialize', protocol_version: revision, region }, 0);
+    for (const errorType of TRANSPORT_ERROR_TYPES)
+      this.#transportErrors.inc({ transport: 'http', error_type: errorType, region }, 0);
+  }
+
+  /** A conformance run's checks; ids outside probe's table (a bug, or a foreign runner) are not counted. */
+  conformance(run: ConformanceRun): void {
+    const region = this.#region;
+    const era = run.protocol.era;
+    if (era !== 'legacy' && era !== 'modern') return;
+    for (const c of run.checks) {
+      const level = CHECK_LEVELS.get(c.id);
+      if (!level || !CHECK_STATUSES.has(c.status)) continue;
+      this.#checks.inc({ check: c.id, level: levelLabel(level), status: c.status, era, region });
+    }
+    this.#duration.observe({ kind: 'conformance', region }, run.millis / 1000);
+  }
+
+  /** What every request of a job met (traffic.ts: label values already bounded). */
+  traffic(traffic: Traffic): void {
+    const region = this.#region;
+    for (const m of traffic.methodNotFound)
+      this.#methodNotFound.inc({ method: m.method, protocol_version: m.protocolVersion, region });
+    for (const t of traffic.transportErrors)
+      this.#transportErrors.inc({ transport: t.transport, error_type: t.errorType, region });
   }
 
   handshake(run: HandshakeRun): void {

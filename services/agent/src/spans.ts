@@ -1,9 +1,10 @@
 // The spans of one probe, after the OTel MCP semantic conventions: a CLIENT span for the probe
 // (`mcp.handshake` or `mcp.detection`) and a child per HTTP request, built from the probe's
-// exchanges after the fact. Header values never go on a span, and URLs lose their query string
+// exchanges after the fact; a conformance-depth handshake adds a child per check
+// (`mcp.conformance.check <id>`), its requests staying children of the probe span like the rest. Header values never go on a span, and URLs lose their query string
 // and credentials, so neither a token in the headers nor one in a URL can leak into a trace; what a
 // server chose (a session id, a version, an id, an error) is redacted with the probe's secretsOf.
-import type { Detection, Exchange, HandshakeRun } from '@mcp-fleet/probe';
+import type { CheckResult, ConformanceRun, Detection, Era, Exchange, HandshakeRun } from '@mcp-fleet/probe';
 import { isPassing, redact, secretsOf } from '@mcp-fleet/probe';
 import {
   type Attributes,
@@ -48,9 +49,20 @@ export const FLEET_ATTR = {
   negotiatedVersion: 'mcp_fleet.negotiated_version',
   previousRevision: 'mcp_fleet.previous_revision',
   requests: 'mcp_fleet.requests',
+  checkId: 'mcp_fleet.check.id',
+  checkLevel: 'mcp_fleet.check.level',
+  checkStatus: 'mcp_fleet.check.status',
+  era: 'mcp_fleet.era',
+  conformancePass: 'mcp_fleet.conformance.pass',
+  deliberate: 'mcp_fleet.deliberate',
+  conformanceFailedMust: 'mcp_fleet.conformance.failed_must',
 } as const;
 
-export const SPAN_NAMES = { handshake: 'mcp.handshake', detection: 'mcp.detection' } as const;
+export const SPAN_NAMES = {
+  handshake: 'mcp.handshake',
+  detection: 'mcp.detection',
+  check: 'mcp.conformance.check',
+} as const;
 
 /** A URL fit for a span: no user name, password, query string or fragment. */
 export function spanUrl(raw: string | URL): string {
@@ -148,23 +160,59 @@ export class ProbeSpan {
     if (ex.status !== null) attributes[ATTR_HTTP_RESPONSE_STATUS_CODE] = ex.status;
     const errorType = ex.failure ?? (ex.status !== null && ex.status >= 400 ? String(ex.status) : undefined);
     if (errorType) attributes[ATTR_ERROR_TYPE] = errorType;
+    // A conformance check's bad request, sent on purpose: its error answer is what the check wants, so the
+    // span says what came back (error.type) without marking the trace as failing; its check's span judges it.
+    if (ex.deliberate) attributes[FLEET_ATTR.deliberate] = true;
 
     const child = this.#tracer.startSpan(
       `${ex.method} ${ex.jsonRpcMethod ?? ''}`.trim(),
       { kind: SpanKind.CLIENT, attributes, startTime: ex.startedAt },
       this.#parent,
     );
-    if (errorType)
+    if (errorType && !ex.deliberate)
       child.setStatus({ code: SpanStatusCode.ERROR, message: redact(ex.error ?? errorType, this.#secrets) });
     child.end(ex.startedAt + ex.millis);
   }
 
-  endHandshake(run: HandshakeRun): void {
+  /**
+   * One child per conformance check, timed by the runner. A failed MUST marks the span an error; a
+   * failed SHOULD (a warning) keeps its status unset, its `mcp_fleet.check.status` says fail. The
+   * message quotes the server: redacted like every span message.
+   */
+  check(check: CheckResult, startedAt: number, era: Era): void {
+    const attributes: Attributes = {
+      [FLEET_ATTR.checkId]: check.id,
+      [FLEET_ATTR.checkLevel]: check.level,
+      [FLEET_ATTR.checkStatus]: check.status,
+      [FLEET_ATTR.era]: era,
+      [FLEET_ATTR.requests]: check.requests,
+    };
+    const child = this.#tracer.startSpan(
+      `${SPAN_NAMES.check} ${check.id}`,
+      { kind: SpanKind.INTERNAL, attributes, startTime: startedAt },
+      this.#parent,
+    );
+    if (check.status === 'fail' && check.level === 'MUST') {
+      child.setAttribute(ATTR_ERROR_TYPE, 'conformance_must_failed');
+      child.setStatus({ code: SpanStatusCode.ERROR, message: redact(check.message, this.#secrets) });
+    }
+    child.end(startedAt + check.millis);
+  }
+
+  /** `conformance`: the checks run after it (a conformance-depth job whose handshake passed). */
+  endHandshake(run: HandshakeRun, conformance: ConformanceRun | null = null): void {
     const version = run.negotiated ?? run.requested;
     const attributes: Attributes = {
       [FLEET_ATTR.outcome]: run.outcome,
-      [FLEET_ATTR.requests]: run.requests,
+      [FLEET_ATTR.requests]: run.requests + (conformance?.requests ?? 0),
     };
+    if (conformance) {
+      attributes[FLEET_ATTR.conformancePass] = conformance.pass;
+      attributes[FLEET_ATTR.conformanceFailedMust] = conformance.checks.filter(
+        (c) => c.status === 'fail' && c.level === 'MUST',
+      ).length;
+      if (conformance.protocol.era) attributes[FLEET_ATTR.era] = conformance.protocol.era;
+    }
     if (version) attributes[MCP_ATTR.protocolVersion] = version.slice(0, 64);
     if (run.requested) attributes[FLEET_ATTR.requestedVersion] = run.requested;
     if (run.negotiated) attributes[FLEET_ATTR.negotiatedVersion] = run.negotiated.slice(0, 64);

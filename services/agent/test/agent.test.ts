@@ -250,15 +250,24 @@ describe('/metrics', () => {
     const labelNames = new Set(samples.filter((s) => s.name.startsWith('mcp_')).flatMap((s) => Object.keys(s.labels)));
     expect([...labelNames].sort()).toEqual(
       [
+        // Conformance checks' failures, the openings' method-not-found and transport error types start at 0.
+        'check',
+        'era',
+        'error_type',
         'from_version',
         'kind',
         'le',
+        'level',
+        'method',
         'negotiated_version',
         'outcome',
+        'protocol_version',
         'region',
         'requested_version',
         'result',
+        'status',
         'to_version',
+        'transport',
         'version',
       ].sort(),
     );
