@@ -60,8 +60,17 @@ export interface ServerForm {
   regions: string[];
   interval: string;
   timeout: string;
-  /** `newest` and/or dated revisions. */
-  tests: string[];
+  /** `newest` and/or dated revisions, each with its depth. */
+  tests: TestChoice[];
+}
+
+/** `handshake` opens a conversation; `conformance` then runs the checks of the era it negotiated. */
+export type Depth = 'handshake' | 'conformance';
+
+export interface TestChoice {
+  /** `newest` or a dated revision (a pin). */
+  revision: string;
+  depth: Depth;
 }
 
 export async function saveServer(form: ServerForm): Promise<{ ok: false; error: string }> {
@@ -82,26 +91,52 @@ export async function saveServer(form: ServerForm): Promise<{ ok: false; error: 
       const created = await control<{ server: { id: string } }>('POST', '/api/servers', {
         name: form.name.trim(),
         ...common,
-        tests: form.tests.map((revision) => ({ revision })),
+        tests: form.tests.map(testChoice),
       });
       id = created.server.id;
     } else {
       await control('PATCH', `/api/servers/${id}`, common);
-      const { tests } = await control<{ tests: { id: string; mode: string; pinnedRevision: string | null }[] }>(
-        'GET',
-        `/api/servers/${id}/tests`,
-      );
+      const { tests } = await control<{
+        tests: { id: string; mode: string; pinnedRevision: string | null; depth?: Depth }[];
+      }>('GET', `/api/servers/${id}/tests`);
       const key = (t: { mode: string; pinnedRevision: string | null }) =>
         t.mode === 'newest' ? 'newest' : t.pinnedRevision;
+      const wanted = (t: (typeof tests)[number]) => form.tests.map(testChoice).find((c) => c.revision === key(t));
       // Add first: a pinned test that does not pass today is refused before anything is retired.
-      for (const revision of form.tests)
-        if (!tests.some((t) => key(t) === revision)) await control('POST', `/api/servers/${id}/tests`, { revision });
-      for (const t of tests) if (!form.tests.includes(key(t) ?? '')) await control('DELETE', `/api/tests/${t.id}`);
+      for (const choice of form.tests.map(testChoice))
+        if (!tests.some((t) => key(t) === choice.revision)) await control('POST', `/api/servers/${id}/tests`, choice);
+      for (const t of tests) {
+        const choice = wanted(t);
+        if (!choice) await control('DELETE', `/api/tests/${t.id}`);
+        else if ((t.depth ?? 'handshake') !== choice.depth) await changeDepth(id, t.id, choice);
+      }
     }
   } catch (err) {
     return { ok: false, error: message(err) };
   }
   redirect(`/servers/${id}`);
+}
+
+/**
+ * A test as the browser sent it (a server action's argument is anyone's input): only the two
+ * depths go on to control, whose API checks the revision and everything else again.
+ */
+function testChoice(t: TestChoice): TestChoice {
+  return { revision: String(t.revision), depth: t.depth === 'conformance' ? 'conformance' : 'handshake' };
+}
+
+/**
+ * A test's depth changes in place (its history stays with it); a control without that route
+ * (405) gets the test retired and added again at the new depth.
+ */
+async function changeDepth(serverId: string, testId: string, choice: TestChoice): Promise<void> {
+  try {
+    await control('PATCH', `/api/tests/${testId}`, { depth: choice.depth });
+  } catch (err) {
+    if (!(err instanceof ControlError) || err.status !== 405) throw err;
+    await control('DELETE', `/api/tests/${testId}`);
+    await control('POST', `/api/servers/${serverId}/tests`, choice);
+  }
 }
 
 /**

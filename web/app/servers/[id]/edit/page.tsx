@@ -1,4 +1,4 @@
-import { getServer, serversOverview } from '@mcp-fleet/store';
+import { getServer, serverConformance, serversOverview } from '@mcp-fleet/store';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
 import { ServerEditor } from '../../../../components/server-editor';
@@ -15,9 +15,10 @@ export default async function EditServer({ params }: { params: Promise<{ id: str
   const { id } = await params;
   if (!UUID.test(id)) notFound();
   const db = await getDb();
-  const [server, overview, { regions }] = await Promise.all([
+  const [server, overview, conformance, { regions }] = await Promise.all([
     getServer(db, id),
     serversOverview(db, { ids: [id] }),
+    serverConformance(db, id),
     control<{ regions: string[] }>('GET', '/api/regions'),
   ]);
   if (!server) notFound();
@@ -36,7 +37,10 @@ export default async function EditServer({ params }: { params: Promise<{ id: str
         </p>
       </>
     );
-  const tests = (overview[0]?.tests ?? []).map((t) => (t.mode === 'newest' ? 'newest' : (t.pinnedRevision ?? '')));
+  const choice = (t: { mode: string; pinnedRevision: string | null }) =>
+    t.mode === 'newest' ? 'newest' : (t.pinnedRevision ?? '');
+  const tests = (overview[0]?.tests ?? []).map(choice);
+  const depths = Object.fromEntries(conformance.tests.map((t) => [choice(t), 'conformance' as const]));
   return (
     <>
       <p className="muted" style={{ margin: '0 0 4px' }}>
@@ -56,6 +60,7 @@ export default async function EditServer({ params }: { params: Promise<{ id: str
           interval: `${server.intervalMs / 1000}s`,
           timeout: `${server.timeoutMs / 1000}s`,
           tests,
+          depths,
         }}
         fleetRegions={regions}
         revisions={REVISION_NAMES.map((r) => ({ revision: r, label: revisionLabel(r) }))}
