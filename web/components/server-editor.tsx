@@ -21,9 +21,12 @@ export interface EditorInitial {
   interval: string;
   timeout: string;
   tests: string[];
-  /** The depth of each test that is not a handshake (conformance), by its revision choice. */
-  depths?: Record<string, Depth>;
+  /** Each ticked revision's depth when it is not a handshake alone. */
+  depths?: Record<string, DepthChoice>;
 }
+
+/** A revision's tests: a handshake, a conformance test, or both (two tests, each on its own interval). */
+export type DepthChoice = Depth | 'both';
 
 type Detection = { state: 'idle' } | { state: 'detecting' } | { state: 'done'; answer: DetectAnswer };
 
@@ -46,7 +49,7 @@ export function ServerEditor({
   const [interval, setInterval] = useState(initial.interval);
   const [timeout, setTimeout_] = useState(initial.timeout);
   const [tests, setTests] = useState<string[]>(initial.tests);
-  const [depths, setDepths] = useState<Record<string, Depth>>(initial.depths ?? {});
+  const [depths, setDepths] = useState<Record<string, DepthChoice>>(initial.depths ?? {});
   const [detection, setDetection] = useState<Detection>({ state: 'idle' });
   const [error, setError] = useState<string | null>(null);
   const [saving, startSaving] = useTransition();
@@ -115,7 +118,15 @@ export function ServerEditor({
         regions,
         interval,
         timeout,
-        tests: tests.map((revision) => ({ revision, depth: depths[revision] ?? 'handshake' })),
+        tests: tests.flatMap((revision) => {
+          const depth = depths[revision] ?? 'handshake';
+          return depth === 'both'
+            ? [
+                { revision, depth: 'handshake' as const },
+                { revision, depth: 'conformance' as const },
+              ]
+            : [{ revision, depth }];
+        }),
       });
       if (res && !res.ok) setError(res.error);
     });
@@ -245,7 +256,7 @@ export function ServerEditor({
             Newest supported
             {found?.newestSupported ? <span className="muted">currently {found.newestSupported}</span> : null}
           </label>
-          {tests.includes('newest') && <DepthChoice revision="newest" depths={depths} onChange={setDepths} />}
+          {tests.includes('newest') && <DepthSelect revision="newest" depths={depths} onChange={setDepths} />}
         </div>
         {revisions.map((r) => (
           <div className="test-choice" key={r.revision}>
@@ -258,14 +269,14 @@ export function ServerEditor({
               {r.label}
               {found && !supported.has(r.revision) ? <span className="muted">(not supported now)</span> : null}
             </label>
-            {tests.includes(r.revision) && <DepthChoice revision={r.revision} depths={depths} onChange={setDepths} />}
+            {tests.includes(r.revision) && <DepthSelect revision={r.revision} depths={depths} onChange={setDepths} />}
           </div>
         ))}
         <p className="help">Saving a pinned test runs it once first; it is saved only if it passes.</p>
         <p className="help">
           Depth: a handshake opens a conversation at the revision; conformance opens it, then runs the checks a client
-          on that era relies on (MUST and SHOULD rules, bad-input probes), on a longer interval unless the test has its
-          own.
+          on that era relies on (MUST and SHOULD rules, bad-input probes), every 15 minutes by default. Both makes two
+          tests: the quick handshake on the server's interval and the conformance run on its own.
         </p>
       </fieldset>
 
@@ -309,15 +320,15 @@ export function ServerEditor({
   );
 }
 
-/** A ticked test's depth. */
-function DepthChoice({
+/** A ticked revision's depth. */
+function DepthSelect({
   revision,
   depths,
   onChange,
 }: {
   revision: string;
-  depths: Record<string, Depth>;
-  onChange: (next: Record<string, Depth>) => void;
+  depths: Record<string, DepthChoice>;
+  onChange: (next: Record<string, DepthChoice>) => void;
 }) {
   return (
     <label className="depth">
@@ -325,12 +336,11 @@ function DepthChoice({
       <select
         aria-label={`Depth (${revision})`}
         value={depths[revision] ?? 'handshake'}
-        onChange={(e) =>
-          onChange({ ...depths, [revision]: e.target.value === 'conformance' ? 'conformance' : 'handshake' })
-        }
+        onChange={(e) => onChange({ ...depths, [revision]: e.target.value as DepthChoice })}
       >
         <option value="handshake">handshake</option>
         <option value="conformance">conformance</option>
+        <option value="both">handshake and conformance (two tests)</option>
       </select>
     </label>
   );

@@ -99,17 +99,21 @@ export async function saveServer(form: ServerForm): Promise<{ ok: false; error: 
       const { tests } = await control<{
         tests: { id: string; mode: string; pinnedRevision: string | null; depth?: Depth }[];
       }>('GET', `/api/servers/${id}/tests`);
-      const key = (t: { mode: string; pinnedRevision: string | null }) =>
-        t.mode === 'newest' ? 'newest' : t.pinnedRevision;
-      const wanted = (t: (typeof tests)[number]) => form.tests.map(testChoice).find((c) => c.revision === key(t));
+      // A test is its revision and depth: `newest` as a handshake and as a conformance test are two.
+      const key = (t: { revision: string; depth: Depth }) => `${t.revision}/${t.depth}`;
+      const have = tests.map((t) => ({
+        id: t.id,
+        key: key({
+          revision: t.mode === 'newest' ? 'newest' : (t.pinnedRevision ?? ''),
+          depth: t.depth ?? 'handshake',
+        }),
+      }));
+      const want = form.tests.map(testChoice);
       // Add first: a pinned test that does not pass today is refused before anything is retired.
-      for (const choice of form.tests.map(testChoice))
-        if (!tests.some((t) => key(t) === choice.revision)) await control('POST', `/api/servers/${id}/tests`, choice);
-      for (const t of tests) {
-        const choice = wanted(t);
-        if (!choice) await control('DELETE', `/api/tests/${t.id}`);
-        else if ((t.depth ?? 'handshake') !== choice.depth) await changeDepth(id, t.id, choice);
-      }
+      for (const choice of want)
+        if (!have.some((t) => t.key === key(choice))) await control('POST', `/api/servers/${id}/tests`, choice);
+      for (const t of have)
+        if (!want.some((choice) => key(choice) === t.key)) await control('DELETE', `/api/tests/${t.id}`);
     }
   } catch (err) {
     return { ok: false, error: message(err) };
@@ -123,20 +127,6 @@ export async function saveServer(form: ServerForm): Promise<{ ok: false; error: 
  */
 function testChoice(t: TestChoice): TestChoice {
   return { revision: String(t.revision), depth: t.depth === 'conformance' ? 'conformance' : 'handshake' };
-}
-
-/**
- * A test's depth changes in place (its history stays with it); a control without that route
- * (405) gets the test retired and added again at the new depth.
- */
-async function changeDepth(serverId: string, testId: string, choice: TestChoice): Promise<void> {
-  try {
-    await control('PATCH', `/api/tests/${testId}`, { depth: choice.depth });
-  } catch (err) {
-    if (!(err instanceof ControlError) || err.status !== 405) throw err;
-    await control('DELETE', `/api/tests/${testId}`);
-    await control('POST', `/api/servers/${serverId}/tests`, choice);
-  }
 }
 
 /**

@@ -1,7 +1,7 @@
 import { getServer, serverConformance, serversOverview } from '@mcp-fleet/store';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
-import { ServerEditor } from '../../../../components/server-editor';
+import { type DepthChoice, ServerEditor } from '../../../../components/server-editor';
 import { control } from '../../../../lib/control';
 import { getDb } from '../../../../lib/db';
 import { utc } from '../../../../lib/format';
@@ -39,8 +39,16 @@ export default async function EditServer({ params }: { params: Promise<{ id: str
     );
   const choice = (t: { mode: string; pinnedRevision: string | null }) =>
     t.mode === 'newest' ? 'newest' : (t.pinnedRevision ?? '');
-  const tests = (overview[0]?.tests ?? []).map(choice);
-  const depths = Object.fromEntries(conformance.tests.map((t) => [choice(t), 'conformance' as const]));
+  // The overview lists every test; those with conformance depth are the conformance read's.
+  const conformanceIds = new Set(conformance.tests.map((t) => t.id));
+  const all = (overview[0]?.tests ?? []).map((t) => ({ revision: choice(t), conformance: conformanceIds.has(t.id) }));
+  const tests = [...new Set(all.map((t) => t.revision))];
+  const depths: Record<string, DepthChoice> = {};
+  for (const revision of tests) {
+    const kinds = new Set(all.filter((t) => t.revision === revision).map((t) => t.conformance));
+    if (kinds.size === 2) depths[revision] = 'both';
+    else if (kinds.has(true)) depths[revision] = 'conformance';
+  }
   return (
     <>
       <p className="muted" style={{ margin: '0 0 4px' }}>
