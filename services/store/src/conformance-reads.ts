@@ -16,7 +16,7 @@ import { checkStates, runs, servers, tests } from './schema';
 import { shownTests } from './shown-tests';
 
 /** One check's state in one region of one test. */
-export interface CheckState {
+export interface ConformanceCheckState {
   checkId: string;
   level: CheckLevel;
   era: string;
@@ -43,7 +43,7 @@ export interface ConformanceResult {
   /** This era is the one the test's latest run in the region negotiated. */
   current: boolean;
   /** Failures first (MUST, then SHOULD), then passes, then skips; the table's order within each. */
-  checks: CheckState[];
+  checks: ConformanceCheckState[];
 }
 
 export interface ServerConformance {
@@ -74,7 +74,7 @@ export function failuresFirst<T extends { checkId: string; status: string; level
 }
 
 /** A server's conformance tests and, per test, region and era, the last result's checks. */
-export async function serverConformance(db: Db, serverId: string): Promise<ServerConformance> {
+export async function serverConformanceResults(db: Db, serverId: string): Promise<ServerConformance> {
   const shown = await db
     .select({ id: tests.id, mode: tests.mode, pinnedRevision: tests.pinnedRevision })
     .from(tests)
@@ -156,7 +156,7 @@ export async function serverConformance(db: Db, serverId: string): Promise<Serve
 }
 
 /** One check across a server's regions and tests in one era: the worst state, and where it fails. */
-export interface MergedCheck extends CheckState {
+export interface MergedCheck extends ConformanceCheckState {
   /** Every region (and test) judged this check, and those where it fails. */
   regions: string[];
   failingRegions: string[];
@@ -257,13 +257,13 @@ function currentCheckStates(db: Db) {
     .as('current_checks');
 }
 
-export interface MatrixQuery {
+export interface ConformanceMatrixQuery {
   /** Only the checks of runs that negotiate this era now. */
   era?: Era | undefined;
   level?: CheckLevel | undefined;
 }
 
-export interface MatrixCell {
+export interface ConformanceMatrixCell {
   /** The worst across the server's regions and tests: fail > pass > skip. */
   status: CheckStatus;
   /** Regions that judged the check (in any of the server's tests), and those where it fails. */
@@ -277,11 +277,17 @@ export interface ConformanceMatrix {
   /** The columns: checks judged in the rows, in the table's order; `rule` null for an id the table lacks. */
   checks: { id: string; level: string; era: string | null; rule: string | null }[];
   /** Live servers with a current result matching the filter, failing MUST checks first, then by name. */
-  servers: { id: string; name: string; failingMust: number; failing: number; cells: Record<string, MatrixCell> }[];
+  servers: {
+    id: string;
+    name: string;
+    failingMust: number;
+    failing: number;
+    cells: Record<string, ConformanceMatrixCell>;
+  }[];
 }
 
 /** The check × server matrix of the fleet now, worst state per cell across regions and tests. */
-export async function conformanceMatrix(db: Db, q: MatrixQuery = {}): Promise<ConformanceMatrix> {
+export async function conformanceMatrixNow(db: Db, q: ConformanceMatrixQuery = {}): Promise<ConformanceMatrix> {
   const current = currentCheckStates(db);
   const rows = await db
     .select({

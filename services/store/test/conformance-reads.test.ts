@@ -7,13 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   checkStates,
   conformanceByEra,
-  conformanceMatrix,
+  conformanceMatrixNow,
   conformanceShare,
   recordRun,
   retireServer,
   type Server,
   type Store,
-  serverConformance,
+  serverConformanceResults,
   type Test,
   tests,
 } from '../src';
@@ -134,7 +134,7 @@ describe.each(BACKENDS)('conformance reads on %s', (_name, make) => {
   afterAll(() => backend.dispose());
 
   it("gives a server's results per test, region and era, failures first, with the run's revision", async () => {
-    const c = await serverConformance(store.db, alpha.id);
+    const c = await serverConformanceResults(store.db, alpha.id);
     expect(c.tests).toEqual([{ id: alphaTest.id, mode: 'newest', pinnedRevision: null }]);
     expect(c.results.map((r) => [r.region, r.era, r.negotiated, r.current])).toEqual([
       ['us-east', 'modern', '2026-07-28', true],
@@ -158,7 +158,7 @@ describe.each(BACKENDS)('conformance reads on %s', (_name, make) => {
   });
 
   it('merges a server’s regions per era for its page: the worst state, where it fails, the longest failing', async () => {
-    const eras = conformanceByEra((await serverConformance(store.db, alpha.id)).results);
+    const eras = conformanceByEra((await serverConformanceResults(store.db, alpha.id)).results);
     expect(eras.map((e) => [e.era, e.current, e.negotiated])).toEqual([
       ['modern', true, ['2026-07-28']],
       ['legacy', false, ['2025-11-25']],
@@ -175,13 +175,13 @@ describe.each(BACKENDS)('conformance reads on %s', (_name, make) => {
   });
 
   it('shows nothing for a server without conformance tests, and a conformance test not run yet', async () => {
-    expect(await serverConformance(store.db, delta.id)).toEqual({ tests: [], results: [] });
-    const c = await serverConformance(store.db, charlie.id);
+    expect(await serverConformanceResults(store.db, delta.id)).toEqual({ tests: [], results: [] });
+    const c = await serverConformanceResults(store.db, charlie.id);
     expect([c.tests.length, c.results]).toEqual([1, []]);
   });
 
   it('builds the check × server matrix from the era each server speaks now, worst across regions', async () => {
-    const m = await conformanceMatrix(store.db);
+    const m = await conformanceMatrixNow(store.db);
     // Live servers only (echo is retired), failing MUST checks first; the legacy row of alpha's
     // eu-west is an old era's and does not count.
     expect(m.servers.map((s) => [s.name, s.failingMust, s.failing])).toEqual([
@@ -211,20 +211,20 @@ describe.each(BACKENDS)('conformance reads on %s', (_name, make) => {
   });
 
   it('filters the matrix by era and by level', async () => {
-    const legacy = await conformanceMatrix(store.db, { era: 'legacy' });
+    const legacy = await conformanceMatrixNow(store.db, { era: 'legacy' });
     expect(legacy.servers.map((s) => s.name)).toEqual(['bravo']);
     expect(legacy.checks.map((c) => c.id)).toEqual([
       'server_info_present',
       'list_prompts_succeeds',
       'request_before_initialize_rejected',
     ]);
-    const must = await conformanceMatrix(store.db, { level: 'MUST' });
+    const must = await conformanceMatrixNow(store.db, { level: 'MUST' });
     expect(must.checks.every((c) => c.level === 'MUST')).toBe(true);
     expect(must.servers.map((s) => [s.name, s.failing])).toEqual([
       ['alpha', 1],
       ['bravo', 0],
     ]);
-    const modernShould = await conformanceMatrix(store.db, { era: 'modern', level: 'SHOULD' });
+    const modernShould = await conformanceMatrixNow(store.db, { era: 'modern', level: 'SHOULD' });
     expect(modernShould.checks.map((c) => c.id)).toEqual(['no_session_id']);
     expect(modernShould.servers.map((s) => s.name)).toEqual(['alpha']);
   });

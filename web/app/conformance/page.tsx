@@ -3,7 +3,7 @@
 // by the era the servers negotiate and by level. Check ids and messages come from agents' results
 // (hostile): they are shown as text only, and the query parameters are matched against fixed lists.
 import type { CheckLevel, Era } from '@mcp-fleet/probe';
-import { type ConformanceMatrix, conformanceMatrix, type MatrixCell } from '@mcp-fleet/store';
+import { type ConformanceMatrix, type ConformanceMatrixCell, conformanceMatrixNow } from '@mcp-fleet/store';
 import Link from 'next/link';
 import { SelectFilter } from '../../components/select-filter';
 import { getDb } from '../../lib/db';
@@ -21,7 +21,7 @@ export default async function Conformance({ searchParams }: { searchParams: Sear
   const era = ERAS.find((e) => e === eraParam);
   const levelParam = param(params, 'level');
   const level = LEVELS.find((l) => l === levelParam);
-  const matrix = await conformanceMatrix(await getDb(), { era, level });
+  const matrix = await conformanceMatrixNow(await getDb(), { era, level });
   const failingMust = matrix.servers.filter((s) => s.failingMust > 0).length;
 
   return (
@@ -111,7 +111,7 @@ function Matrix({ matrix }: { matrix: ConformanceMatrix }) {
   );
 }
 
-function Cell({ check, level, cell }: { check: string; level: string; cell: MatrixCell | undefined }) {
+function Cell({ check, level, cell }: { check: string; level: string; cell: ConformanceMatrixCell | undefined }) {
   if (!cell) return <td className="cell" data-check={check} title={`${check}: not judged`} />;
   const where =
     cell.status === 'fail'

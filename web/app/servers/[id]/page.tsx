@@ -11,7 +11,7 @@ import {
   latencyByRegion,
   latestDetection,
   runsOfServer,
-  serverConformance,
+  serverConformanceResults,
   serversOverview,
 } from '@mcp-fleet/store';
 import Link from 'next/link';
@@ -66,7 +66,7 @@ export default async function ServerPage({
     latestDetection(db, id),
     latencyByRegion(db, id, { since: range.since, until: range.until, buckets: range.buckets }),
     runsOfServer(db, id, { limit: HISTORY_PAGE, before }),
-    serverConformance(db, id),
+    serverConformanceResults(db, id),
   ]);
   // A retired server stays viewable (era moves and runs link here), read-only: nothing to edit.
   if (!server) notFound();

@@ -1,4 +1,4 @@
-import { getServer, serverConformance, serversOverview } from '@mcp-fleet/store';
+import { getServer, serverConformanceResults, serversOverview } from '@mcp-fleet/store';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
 import { type DepthChoice, ServerEditor } from '../../../../components/server-editor';
@@ -18,7 +18,7 @@ export default async function EditServer({ params }: { params: Promise<{ id: str
   const [server, overview, conformance, { regions }] = await Promise.all([
     getServer(db, id),
     serversOverview(db, { ids: [id] }),
-    serverConformance(db, id),
+    serverConformanceResults(db, id),
     control<{ regions: string[] }>('GET', '/api/regions'),
   ]);
   if (!server) notFound();
