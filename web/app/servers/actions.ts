@@ -5,7 +5,7 @@
 // Each action needs an admin session when sign-in is on (proxy.ts turns away requests without a
 // session; this is the second lock), and Next refuses a server action whose Origin is not this
 // dashboard's Host (as proxy.ts does for every POST), so another site cannot drive them.
-import { getServer, keptHeaders, keptUrl } from '@mcp-fleet/store';
+import { getServer, keptHeaders, keptUrl, serverConformanceResults } from '@mcp-fleet/store';
 import { redirect } from 'next/navigation';
 import { ControlError, control } from '../../lib/control';
 import { getDb } from '../../lib/db';
@@ -101,11 +101,13 @@ export async function saveServer(form: ServerForm): Promise<{ ok: false; error: 
       }>('GET', `/api/servers/${id}/tests`);
       // A test is its revision and depth: `newest` as a handshake and as a conformance test are two.
       const key = (t: { revision: string; depth: Depth }) => `${t.revision}/${t.depth}`;
+      // The depth as the API gives it, else as the database has it (a control that does not show it).
+      const conformance = new Set((await serverConformanceResults(await getDb(), id)).tests.map((t) => t.id));
       const have = tests.map((t) => ({
         id: t.id,
         key: key({
           revision: t.mode === 'newest' ? 'newest' : (t.pinnedRevision ?? ''),
-          depth: t.depth ?? 'handshake',
+          depth: t.depth ?? (conformance.has(t.id) ? 'conformance' : 'handshake'),
         }),
       }));
       const want = form.tests.map(testChoice);
