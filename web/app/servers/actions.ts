@@ -91,7 +91,7 @@ export async function saveServer(form: ServerForm): Promise<{ ok: false; error: 
       const created = await control<{ server: { id: string } }>('POST', '/api/servers', {
         name: form.name.trim(),
         ...common,
-        tests: form.tests.map(testChoice),
+        tests: form.tests.map(testChoice).map(asSent),
       });
       id = created.server.id;
     } else {
@@ -113,7 +113,7 @@ export async function saveServer(form: ServerForm): Promise<{ ok: false; error: 
       const want = form.tests.map(testChoice);
       // Add first: a pinned test that does not pass today is refused before anything is retired.
       for (const choice of want)
-        if (!have.some((t) => t.key === key(choice))) await control('POST', `/api/servers/${id}/tests`, choice);
+        if (!have.some((t) => t.key === key(choice))) await control('POST', `/api/servers/${id}/tests`, asSent(choice));
       for (const t of have)
         if (!want.some((choice) => key(choice) === t.key)) await control('DELETE', `/api/tests/${t.id}`);
     }
@@ -121,6 +121,11 @@ export async function saveServer(form: ServerForm): Promise<{ ok: false; error: 
     return { ok: false, error: message(err) };
   }
   redirect(`/servers/${id}`);
+}
+
+/** A test as control's API takes it: a handshake as `{revision}` (the API's default depth), as before depths. */
+function asSent(t: TestChoice): { revision: string; depth?: Depth } {
+  return t.depth === 'handshake' ? { revision: t.revision } : t;
 }
 
 /**
