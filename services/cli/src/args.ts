@@ -1,7 +1,13 @@
 // Shared argument parsing. node:util's parseArgs does the parsing (no dependency needed for
 // flags this simple); this file turns its strings into checked values with clear errors.
 import { type ParseArgsConfig, parseArgs } from 'node:util';
-import { isRevision, REVISION_NAMES, type Revision, type RevisionChoice } from '@mcp-fleet/probe';
+import {
+  type ConformanceProtocol,
+  isRevision,
+  REVISION_NAMES,
+  type Revision,
+  type RevisionChoice,
+} from '@mcp-fleet/probe';
 import { parseArgsError, UsageError } from './usage';
 
 export const COMMON_OPTIONS = {
@@ -79,4 +85,11 @@ export function revisionChoice(value: string | undefined, fallback?: RevisionCho
     throw new UsageError('--revision is required: newest, or one of ' + REVISION_NAMES.join(', '));
   }
   return value === 'newest' ? 'newest' : (revision(value, '--revision') as Revision);
+}
+
+/** `check --protocol`: auto (discover first, legacy fallback), legacy, or one revision. */
+export function conformanceProtocol(value: string | undefined): ConformanceProtocol {
+  if (value === undefined || value === 'auto') return 'auto';
+  if (value === 'legacy' || isRevision(value)) return value;
+  throw new UsageError(`--protocol takes auto, legacy or one of ${REVISION_NAMES.join(', ')}, got ${value}`);
 }

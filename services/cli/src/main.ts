@@ -9,6 +9,7 @@ type Command = (args: string[], out: (s: string) => void) => Promise<number>;
 const COMMANDS: Record<string, () => Promise<Command>> = {
   detect: async () => (await import('./commands/detect')).detectCommand,
   handshake: async () => (await import('./commands/handshake')).handshakeCommand,
+  check: async () => (await import('./commands/check')).checkCommand,
   bench: async () => (await import('./commands/bench')).benchCommand,
   sim: async () => (await import('./commands/sim')).simCommand,
   demo: async () => (await import('./commands/demo')).demoCommand,

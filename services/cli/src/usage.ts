@@ -30,6 +30,13 @@ export const VERB_USAGE: Record<string, string> = {
                       [--header 'Name: value']... [--timeout ms] [--json]
                                        one handshake run, newest supported or pinned; --current is
                                        the revision a newest-supported test spoke last time`,
+  check: `mcp-fleet check <url> [--protocol legacy|auto|<revision>] [--header 'Name: value']...
+                  [--no-probe] [--json] [--junit FILE] [--format conformance]
+                                       conformance by era: the checks a client on the negotiated
+                                       era relies on (auto: discover first, legacy fallback);
+                                       --no-probe skips the raw bad-input probes; --junit writes
+                                       a JUnit XML report; --format conformance prints the
+                                       official conformance suite's check shape`,
   bench: `mcp-fleet bench handshake <url> [--revision newest|<revision>] [--concurrency N]
                       [--seconds S] [--header 'Name: value']... [--timeout ms] [--json]
                                        handshakes per second against one server`,
@@ -57,9 +64,10 @@ export const VERB_USAGE: Record<string, string> = {
 };
 
 const EXIT_CODES = `Exit codes:
-  0   detect: DETECTED; handshake: success or downgrade
+  0   detect: DETECTED; handshake: success or downgrade; check: pass (no MUST check failed)
   1   detect: NONE, not an MCP server; handshake: any other failure (not MCP, protocol error,
-      the pinned revision not spoken)
+      the pinned revision not spoken); check: a MUST check failed, or it could not connect
+      (check has no code per cause: 0, 1, 2 and 70 only)
   2   usage error (bad arguments); up, control, agent: a port or data directory in use;
       validate, apply: an invalid fleet file; apply: it would retire without --yes and no
       terminal to ask
@@ -71,6 +79,13 @@ const EXIT_CODES = `Exit codes:
   8   server error (HTTP 5xx)
   9   timeout
   10  refused by policy (a probe floor)
+  70  internal error`;
+
+const CHECK_EXIT_CODES = `Exit codes:
+  0   pass: the connection opened and no MUST check failed (SHOULD failures are warnings)
+  1   a MUST check failed, or the connection did not open (the output says why)
+  2   usage error (bad arguments, a bad --protocol, --junit without a file or one that
+      cannot be written)
   70  internal error`;
 
 const REVISIONS_LINE = 'Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28.';
@@ -91,8 +106,8 @@ ${EXIT_CODES}
 
 /** `mcp-fleet <verb> --help`: the verb's usage, the revisions where they matter, the exit codes where they vary. */
 export function verbUsage(verb: string): string {
-  const probes = verb === 'detect' || verb === 'handshake' || verb === 'bench';
-  return `Usage:\n  ${VERB_USAGE[verb]}\n${probes ? `\n${REVISIONS_LINE}\n` : ''}${verb === 'detect' || verb === 'handshake' ? `\n${EXIT_CODES}\n` : ''}`;
+  const probes = verb === 'detect' || verb === 'handshake' || verb === 'bench' || verb === 'check';
+  return `Usage:\n  ${VERB_USAGE[verb]}\n${probes ? `\n${REVISIONS_LINE}\n` : ''}${verb === 'detect' || verb === 'handshake' ? `\n${EXIT_CODES}\n` : ''}${verb === 'check' ? `\n${CHECK_EXIT_CODES}\n` : ''}`;
 }
 
 /**

@@ -16,3 +16,14 @@ export const ECHO_TOOL = {
 export function echo(args: Record<string, unknown> | undefined): { content: { type: 'text'; text: string }[] } {
   return { content: [{ type: 'text', text: String(args?.text ?? '') }] };
 }
+
+/**
+ * tools/call as these low-level servers answer it: the echo tool, and for any other name the error
+ * the SDKs' own McpServer gives an unknown tool (-32602; the SDK's Protocol sends a thrown error's
+ * numeric `code` as the JSON-RPC code).
+ */
+export function callEcho(params: { name: string; arguments?: Record<string, unknown> | undefined }) {
+  if (params.name !== ECHO_TOOL.name)
+    throw Object.assign(new Error(`MCP error -32602: Tool ${params.name} not found`), { code: -32602 });
+  return echo(params.arguments);
+}

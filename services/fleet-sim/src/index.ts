@@ -1,7 +1,13 @@
 export { type CheapFleet, type CheapFleetOptions, startCheapFleet } from './cheap-fleet';
+export {
+  CONFORMANCE_DEFECTS,
+  defectTargetName,
+  UNAVAILABLE_AFTER_BAD_INPUT_MS,
+} from './defects/defects';
 export type { RequestRecord } from './request-log';
 export { REVISIONS, type Revision } from './revisions';
 export {
+  DEFECT_TARGET_NAMES,
   type DriftStep,
   HOSTILE_TARGET_NAMES,
   isDriftable,
@@ -12,6 +18,12 @@ export {
 } from './sim';
 export type { SimTarget } from './target';
 export { SIM_BEARER_TOKEN } from './targets/bearer';
+export {
+  CATALOGUE_PAGE_SIZE,
+  CATALOGUE_PROMPT,
+  CATALOGUE_RESOURCE_URI,
+  CATALOGUE_TOOL_NAMES,
+} from './targets/catalogue';
 export {
   DEEP_JSON_DEPTH,
   EMOJI_AT_PREVIEW_EDGE,

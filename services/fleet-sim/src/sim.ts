@@ -1,10 +1,13 @@
 import { newestKnown, orderRevisions, type Revision } from '@mcp-fleet/probe';
+import { DEFECT_TARGETS } from './defects/defects';
 import type { RequestRecord } from './request-log';
 import { RequestLog } from './request-log';
 import { LOOPBACK } from './serve';
 import type { RunningTarget, SimTarget, TargetDefinition } from './target';
 import { bearer } from './targets/bearer';
 import { sseNoEndpoint, sseSlowEndpoint } from './targets/broken-sse';
+import { catalogue } from './targets/catalogue';
+import { catalogueLegacy } from './targets/catalogue-legacy';
 import { drifterTarget } from './targets/drifter';
 import { HOSTILE } from './targets/hostile';
 import { legacySse } from './targets/legacy-sse';
@@ -37,10 +40,16 @@ const FLEET: readonly TargetDefinition[] = [
   replies,
   // Hostile and broken servers (`hostile-…`): always last, so the targets above keep their ports.
   ...HOSTILE,
+  // The conformance baselines and, in front of them, one defect per check (`defect-<check id>`):
+  // after the hostile targets, so every target above keeps its port.
+  catalogue,
+  catalogueLegacy,
+  ...DEFECT_TARGETS,
 ];
 
 export const TARGET_NAMES: readonly string[] = FLEET.map((definition) => definition.name);
 export const HOSTILE_TARGET_NAMES: readonly string[] = HOSTILE.map((definition) => definition.name);
+export const DEFECT_TARGET_NAMES: readonly string[] = DEFECT_TARGETS.map((definition) => definition.name);
 
 /** Only targets named `drifter…` change what they speak. */
 export function isDriftable(name: string): boolean {

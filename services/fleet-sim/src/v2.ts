@@ -30,9 +30,10 @@ export interface V2Endpoint {
 /** createMcpHandler served on node:http: the 2026-07-28 entry, optionally serving 2025 statelessly. */
 export function v2Endpoint(
   name: string,
-  options: { legacy: 'stateless' | 'reject'; revisions?: readonly Revision[] },
+  options: { legacy: 'stateless' | 'reject'; revisions?: readonly Revision[]; create?: () => McpServer },
 ): V2Endpoint {
-  const handler = createMcpHandler(() => createV2Server(name, options.revisions), { legacy: options.legacy });
+  const create = options.create ?? (() => createV2Server(name, options.revisions));
+  const handler = createMcpHandler(create, { legacy: options.legacy });
   const node = toNodeHandler(handler);
   return {
     handle: (req, res, body) => node(body === undefined ? req : replay(req, body), res),

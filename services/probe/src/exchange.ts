@@ -56,6 +56,8 @@ export interface SendRequest {
   jsonRpcMethod?: string;
   /** A deliberately bad request (a conformance check's negative probe). */
   deliberate?: true;
+  /** Close the connection after this answer, so the next request opens a new one. */
+  reset?: boolean;
   /** Pick the response with this id out of an event-stream answer. */
   jsonRpcId?: number;
 }
@@ -133,6 +135,7 @@ export async function send(
       method: req.method,
       headers: req.headers,
       body: req.body,
+      ...(req.reset ? { reset: true } : {}),
       dispatcher: opts.dispatcher,
       signal: controller.signal,
     });

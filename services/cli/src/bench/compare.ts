@@ -1,12 +1,11 @@
 // `npm run bench`: handshakes per second and p50/p99 per generation, sequentially and at
 // concurrency 32, for our engine and for the official v2 SDK Client pinned to the same revision,
 // against the simulated fleet running in its own process. Prints the ratio ours / SDK.
-import { fork } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { handshake, isPassing, type Revision } from '@mcp-fleet/probe';
 import { columns } from '../table';
 import { type LoadResult, runLoad } from './load';
 import { sdkHandshake } from './sdk-client';
+import { startSimProcess } from './sim-process-client';
 
 const CASES: { generation: string; target: string; revision: Revision }[] = [
   { generation: 'HTTP+SSE transport', target: 'legacy-sse', revision: '2024-11-05' },
@@ -15,18 +14,6 @@ const CASES: { generation: string; target: string; revision: Revision }[] = [
 ];
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONCURRENCY = [1, 32];
-
-async function startSimProcess(): Promise<{ urls: Map<string, string>; stop: () => void }> {
-  const child = fork(fileURLToPath(new URL('./sim-process.ts', import.meta.url)), [], {
-    execArgv: ['--import', 'tsx'],
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const targets = await new Promise<{ name: string; url: string }[]>((resolve, reject) => {
-    child.once('message', (m) => resolve((m as { targets: { name: string; url: string }[] }).targets));
-    child.once('exit', (code) => reject(new Error(`the sim process exited (${code})`)));
-  });
-  return { urls: new Map(targets.map((t) => [t.name, t.url])), stop: () => child.disconnect() };
-}
 
 interface Row {
   generation: string;

@@ -1,4 +1,4 @@
-import { startSim } from '@mcp-fleet/fleet-sim';
+import { DEFECT_TARGET_NAMES, startSim } from '@mcp-fleet/fleet-sim';
 import { CAUSES, detect } from '@mcp-fleet/probe';
 import { parse } from '../args';
 import { columns } from '../table';
@@ -23,7 +23,8 @@ export async function demoCommand(args: string[], out: (s: string) => void): Pro
   try {
     out(`${formatTargets(sim)}\n`);
     const rows = [['Target', 'Detection', 'Newest supported', 'Supported revisions', 'Requests', 'ms']];
-    for (const t of sim.targets) {
+    // The conformance defect targets all detect like their SDK server: `mcp-fleet check` is their tool.
+    for (const t of sim.targets.filter((target) => !DEFECT_TARGET_NAMES.includes(target.name))) {
       const d = await detect(t.url, { timeoutMs: 3_000 });
       if (values.verbose) out(formatDetection(t.url, d));
       const supported = d.revisions.filter((r) => r.supported).map((r) => r.revision);

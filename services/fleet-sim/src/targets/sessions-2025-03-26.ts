@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Server } from 'mcp-sdk-1-12/server/index.js';
 import { StreamableHTTPServerTransport } from 'mcp-sdk-1-12/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from 'mcp-sdk-1-12/types.js';
-import { ECHO_TOOL, echo } from '../echo';
+import { callEcho, ECHO_TOOL } from '../echo';
 import { SDK_VERSIONS } from '../sdk-versions';
 import { listenHttp, pathOf, sendText } from '../serve';
 import { StreamableSessions } from '../sessions';
@@ -16,7 +16,7 @@ export const sessions20250326: TargetDefinition = {
     const sessions = new StreamableSessions(async (onInitialized) => {
       const server = new Server({ name, version: SDK_VERSIONS['mcp-sdk-1-12'] }, { capabilities: { tools: {} } });
       server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [ECHO_TOOL] }));
-      server.setRequestHandler(CallToolRequestSchema, async ({ params }) => echo(params.arguments));
+      server.setRequestHandler(CallToolRequestSchema, async ({ params }) => callEcho(params));
       const transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: randomUUID,
         onsessioninitialized: onInitialized,

@@ -1,7 +1,7 @@
 import { Server } from 'mcp-sdk-1-17/server/index.js';
 import { StreamableHTTPServerTransport } from 'mcp-sdk-1-17/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from 'mcp-sdk-1-17/types.js';
-import { ECHO_TOOL, echo } from '../echo';
+import { callEcho, ECHO_TOOL } from '../echo';
 import { SDK_VERSIONS } from '../sdk-versions';
 import { listenHttp, pathOf, sdkBody, sendJsonRpcError, sendText } from '../serve';
 import { loopbackUrl, type TargetDefinition } from '../target';
@@ -17,7 +17,7 @@ export const sessions20250618: TargetDefinition = {
       if (req.method !== 'POST') return sendJsonRpcError(res, 405, -32000, 'Method not allowed.');
       const server = new Server({ name, version: SDK_VERSIONS['mcp-sdk-1-17'] }, { capabilities: { tools: {} } });
       server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [ECHO_TOOL] }));
-      server.setRequestHandler(CallToolRequestSchema, async ({ params }) => echo(params.arguments));
+      server.setRequestHandler(CallToolRequestSchema, async ({ params }) => callEcho(params));
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       res.on('close', () => void server.close().catch(() => {}));
       await server.connect(transport);

@@ -1,0 +1,56 @@
+// mcp-fleet check <url>: a conformance run (issue 15): the checks a client on the negotiated era
+// relies on, each passed, failed (MUST) or warned (SHOULD), or skipped with its reason.
+import { closeSync, openSync, writeFileSync } from 'node:fs';
+import { type ConformanceRun, conformance, redactStrings, secretsOf } from '@mcp-fleet/probe';
+import { conformanceProtocol, headers, parse, targetUrl } from '../args';
+import { checkJson, formatCheckRun } from '../check-report';
+import { officialChecks } from '../conformance-format';
+import { checkExit } from '../exit-status';
+import { junitReport } from '../junit';
+import { UsageError } from '../usage';
+
+// Issue 15's contract, kept exactly: no --timeout (the runner's own bounds apply).
+const OPTIONS = {
+  header: { type: 'string', multiple: true, short: 'H' },
+  protocol: { type: 'string' },
+  'no-probe': { type: 'boolean', default: false },
+  json: { type: 'boolean', default: false },
+  junit: { type: 'string' },
+  format: { type: 'string' },
+} as const;
+
+export async function checkCommand(args: string[], out: (s: string) => void): Promise<number> {
+  const { values, positionals } = parse(args, OPTIONS);
+  const url = targetUrl(positionals, 'check');
+  const protocol = conformanceProtocol(values.protocol);
+  const sent = headers(values.header);
+  if (values.format !== undefined && values.format !== 'conformance')
+    throw new UsageError(`--format takes conformance, got ${values.format}`);
+  if (values.format && values.json) throw new UsageError('--json and --format conformance are two outputs: pick one');
+  if (values.junit === '') throw new UsageError('--junit needs a file name');
+
+  // The report file is opened before the run: a path that cannot be written is the operator's to
+  // fix (exit 2, as a bad flag), and is better said before a minute of probing than after it.
+  const junit = values.junit === undefined ? undefined : openReport(values.junit);
+
+  try {
+    const raw = await conformance(url, { protocol, probe: !values['no-probe'], headers: sent });
+    // The runner redacts what it reports; this is the last door before a terminal, a CI log or a
+    // file, so credentials given here are redacted again, whatever a server echoed and wherever.
+    const run: ConformanceRun = redactStrings(raw, secretsOf(sent, url));
+    if (junit !== undefined) writeFileSync(junit, junitReport(run));
+    if (values.format === 'conformance') out(JSON.stringify(officialChecks(run), null, 2));
+    else out(values.json ? JSON.stringify(checkJson(run), null, 2) : formatCheckRun(run));
+    return checkExit(run);
+  } finally {
+    if (junit !== undefined) closeSync(junit);
+  }
+}
+
+function openReport(path: string): number {
+  try {
+    return openSync(path, 'w');
+  } catch (err) {
+    throw new UsageError(`--junit ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+}
