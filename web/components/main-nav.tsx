@@ -6,6 +6,7 @@ const PAGES = [
   { href: '/', label: 'Overview' },
   { href: '/servers', label: 'Servers' },
   { href: '/era-moves', label: 'Era moves' },
+  { href: '/conformance', label: 'Conformance' },
   { href: '/servers/new', label: 'Add server' },
 ];
 

@@ -2,9 +2,10 @@
 // Add or edit a server. Typing the URL detects its protocol (detection in the editor:
 // docs/protocol.md#detection-in-the-editor): after a 1.5 s pause, at once on paste or leaving the
 // field, again when a credential changes; never while an existing server's URL is untouched. Then
-// it offers Newest supported or pinned revisions.
+// it offers Newest supported or pinned revisions, each at a depth: a handshake, or the conformance
+// checks of the era it negotiates.
 import { useCallback, useEffect, useRef, useState, useTransition } from 'react';
-import { type DetectAnswer, detectProtocol, type HeaderInput, saveServer } from '../app/servers/actions';
+import { type Depth, type DetectAnswer, detectProtocol, type HeaderInput, saveServer } from '../app/servers/actions';
 import { DetectionCause, type DetectionEntry, DetectionTable } from './detection-table';
 import { urlLooksComplete } from './url-looks-complete';
 
@@ -20,7 +21,12 @@ export interface EditorInitial {
   interval: string;
   timeout: string;
   tests: string[];
+  /** Each ticked revision's depth when it is not a handshake alone. */
+  depths?: Record<string, DepthChoice>;
 }
+
+/** A revision's tests: a handshake, a conformance test, or both (two tests, each on its own interval). */
+export type DepthChoice = Depth | 'both';
 
 type Detection = { state: 'idle' } | { state: 'detecting' } | { state: 'done'; answer: DetectAnswer };
 
@@ -43,6 +49,7 @@ export function ServerEditor({
   const [interval, setInterval] = useState(initial.interval);
   const [timeout, setTimeout_] = useState(initial.timeout);
   const [tests, setTests] = useState<string[]>(initial.tests);
+  const [depths, setDepths] = useState<Record<string, DepthChoice>>(initial.depths ?? {});
   const [detection, setDetection] = useState<Detection>({ state: 'idle' });
   const [error, setError] = useState<string | null>(null);
   const [saving, startSaving] = useTransition();
@@ -111,7 +118,15 @@ export function ServerEditor({
         regions,
         interval,
         timeout,
-        tests,
+        tests: tests.flatMap((revision) => {
+          const depth = depths[revision] ?? 'handshake';
+          return depth === 'both'
+            ? [
+                { revision, depth: 'handshake' as const },
+                { revision, depth: 'conformance' as const },
+              ]
+            : [{ revision, depth }];
+        }),
       });
       if (res && !res.ok) setError(res.error);
     });
@@ -231,27 +246,38 @@ export function ServerEditor({
           Newest supported runs against the newest protocol revision the server speaks and moves with it when the server
           changes. A dated revision pins the test and it fails if the server stops accepting it.
         </p>
-        <label className="check">
-          <input
-            type="checkbox"
-            checked={tests.includes('newest')}
-            onChange={(e) => setTests(toggle(tests, 'newest', e.target.checked))}
-          />
-          Newest supported
-          {found?.newestSupported ? <span className="muted">currently {found.newestSupported}</span> : null}
-        </label>
-        {revisions.map((r) => (
-          <label className="check" key={r.revision}>
+        <div className="test-choice">
+          <label className="check">
             <input
               type="checkbox"
-              checked={tests.includes(r.revision)}
-              onChange={(e) => setTests(toggle(tests, r.revision, e.target.checked))}
+              checked={tests.includes('newest')}
+              onChange={(e) => setTests(toggle(tests, 'newest', e.target.checked))}
             />
-            {r.label}
-            {found && !supported.has(r.revision) ? <span className="muted">(not supported now)</span> : null}
+            Newest supported
+            {found?.newestSupported ? <span className="muted">currently {found.newestSupported}</span> : null}
           </label>
+          {tests.includes('newest') && <DepthSelect revision="newest" depths={depths} onChange={setDepths} />}
+        </div>
+        {revisions.map((r) => (
+          <div className="test-choice" key={r.revision}>
+            <label className="check">
+              <input
+                type="checkbox"
+                checked={tests.includes(r.revision)}
+                onChange={(e) => setTests(toggle(tests, r.revision, e.target.checked))}
+              />
+              {r.label}
+              {found && !supported.has(r.revision) ? <span className="muted">(not supported now)</span> : null}
+            </label>
+            {tests.includes(r.revision) && <DepthSelect revision={r.revision} depths={depths} onChange={setDepths} />}
+          </div>
         ))}
         <p className="help">Saving a pinned test runs it once first; it is saved only if it passes.</p>
+        <p className="help">
+          Depth: a handshake opens a conversation at the revision; conformance opens it, then runs the checks a client
+          on that era relies on (MUST and SHOULD rules, bad-input probes), every 15 minutes by default. Both makes two
+          tests: the quick handshake on the server's interval and the conformance run on its own.
+        </p>
       </fieldset>
 
       <fieldset>
@@ -291,5 +317,31 @@ export function ServerEditor({
         </button>
       </div>
     </form>
+  );
+}
+
+/** A ticked revision's depth. */
+function DepthSelect({
+  revision,
+  depths,
+  onChange,
+}: {
+  revision: string;
+  depths: Record<string, DepthChoice>;
+  onChange: (next: Record<string, DepthChoice>) => void;
+}) {
+  return (
+    <label className="depth">
+      <span className="muted">Depth</span>
+      <select
+        aria-label={`Depth (${revision})`}
+        value={depths[revision] ?? 'handshake'}
+        onChange={(e) => onChange({ ...depths, [revision]: e.target.value as DepthChoice })}
+      >
+        <option value="handshake">handshake</option>
+        <option value="conformance">conformance</option>
+        <option value="both">handshake and conformance (two tests)</option>
+      </select>
+    </label>
   );
 }

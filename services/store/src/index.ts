@@ -3,6 +3,7 @@
 export * from './agents';
 export * from './check-states';
 export * from './conformance';
+export * from './conformance-reads';
 export * from './connect';
 export * from './cursor';
 export * from './data-age';

@@ -1,6 +1,8 @@
-// Fleet overview: live servers by health first (each a link to that list), then headline figures,
+// Fleet overview: live servers by health first (each a link to that list), then headline figures
+// (with the share passing every MUST conformance check, once some server has a conformance test),
 // revision drift, downgrades, era moves and the region matrix.
 import {
+  conformanceShare,
   downgradesOverTime,
   eraMovesList,
   fleetSummary,
@@ -31,11 +33,12 @@ export default async function Overview({ searchParams }: { searchParams: SearchP
   const range = await pickRange(await searchParams);
   const db = await getDb();
   const window = { since: range.since, until: range.until, buckets: range.buckets };
-  const [summary, drift, downgrades, moves] = await Promise.all([
+  const [summary, drift, downgrades, moves, conformance] = await Promise.all([
     fleetSummary(db, { since: range.since, until: range.until, countRuns: false }),
     revisionDrift(db, window),
     downgradesOverTime(db, window),
     eraMovesList(db, { since: range.since, limit: TIMELINE_MOVES }),
+    conformanceShare(db),
   ]);
 
   const now = drift.points[drift.points.length - 1];
@@ -100,6 +103,19 @@ export default async function Overview({ searchParams }: { searchParams: SearchP
         />
         <Figure label={`downgrades in ${range.name}`} value={downgrades.total} testId="fig-downgrades" />
         <Figure label={`era moves in ${range.name}`} value={summary.eraMoves} testId="fig-era-moves" />
+        {conformance.servers > 0 && (
+          <Figure
+            label={
+              conformance.judged === 0
+                ? `conformance: ${conformance.servers} ${conformance.servers === 1 ? 'server' : 'servers'} not run yet`
+                : `pass every MUST conformance check (${conformance.passing} of ${conformance.judged} ${conformance.judged === 1 ? 'server' : 'servers'} with results)`
+            }
+            value={percent(conformance.passing, conformance.judged)}
+            bad={conformance.passing < conformance.judged}
+            href="/conformance"
+            testId="fig-conformance"
+          />
+        )}
       </section>
 
       <div className="grid">
@@ -217,17 +233,29 @@ function Figure({
   label,
   value,
   bad,
+  href,
   testId,
 }: {
   label: string;
   value: string | number;
   bad?: boolean;
+  /** The page with the figure's detail: the card is a link to it. */
+  href?: string;
   testId: string;
 }) {
-  return (
-    <div className={`figure${bad ? ' bad' : ''}`} data-testid={testId}>
+  const body = (
+    <>
       <div className="value">{value}</div>
       <div className="label">{label}</div>
+    </>
+  );
+  return href ? (
+    <Link className={`figure${bad ? ' bad' : ''}`} href={href} data-testid={testId}>
+      {body}
+    </Link>
+  ) : (
+    <div className={`figure${bad ? ' bad' : ''}`} data-testid={testId}>
+      {body}
     </div>
   );
 }

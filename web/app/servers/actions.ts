@@ -5,7 +5,7 @@
 // Each action needs an admin session when sign-in is on (proxy.ts turns away requests without a
 // session; this is the second lock), and Next refuses a server action whose Origin is not this
 // dashboard's Host (as proxy.ts does for every POST), so another site cannot drive them.
-import { getServer, keptHeaders, keptUrl } from '@mcp-fleet/store';
+import { getServer, keptHeaders, keptUrl, serverConformanceResults } from '@mcp-fleet/store';
 import { redirect } from 'next/navigation';
 import { ControlError, control } from '../../lib/control';
 import { getDb } from '../../lib/db';
@@ -60,8 +60,17 @@ export interface ServerForm {
   regions: string[];
   interval: string;
   timeout: string;
-  /** `newest` and/or dated revisions. */
-  tests: string[];
+  /** `newest` and/or dated revisions, each with its depth. */
+  tests: TestChoice[];
+}
+
+/** `handshake` opens a conversation; `conformance` then runs the checks of the era it negotiated. */
+export type Depth = 'handshake' | 'conformance';
+
+export interface TestChoice {
+  /** `newest` or a dated revision (a pin). */
+  revision: string;
+  depth: Depth;
 }
 
 export async function saveServer(form: ServerForm): Promise<{ ok: false; error: string }> {
@@ -82,26 +91,49 @@ export async function saveServer(form: ServerForm): Promise<{ ok: false; error: 
       const created = await control<{ server: { id: string } }>('POST', '/api/servers', {
         name: form.name.trim(),
         ...common,
-        tests: form.tests.map((revision) => ({ revision })),
+        tests: form.tests.map(testChoice).map(asSent),
       });
       id = created.server.id;
     } else {
       await control('PATCH', `/api/servers/${id}`, common);
-      const { tests } = await control<{ tests: { id: string; mode: string; pinnedRevision: string | null }[] }>(
-        'GET',
-        `/api/servers/${id}/tests`,
-      );
-      const key = (t: { mode: string; pinnedRevision: string | null }) =>
-        t.mode === 'newest' ? 'newest' : t.pinnedRevision;
+      const { tests } = await control<{
+        tests: { id: string; mode: string; pinnedRevision: string | null; depth?: Depth }[];
+      }>('GET', `/api/servers/${id}/tests`);
+      // A test is its revision and depth: `newest` as a handshake and as a conformance test are two.
+      const key = (t: { revision: string; depth: Depth }) => `${t.revision}/${t.depth}`;
+      // The depth as the API gives it, else as the database has it (a control that does not show it).
+      const conformance = new Set((await serverConformanceResults(await getDb(), id)).tests.map((t) => t.id));
+      const have = tests.map((t) => ({
+        id: t.id,
+        key: key({
+          revision: t.mode === 'newest' ? 'newest' : (t.pinnedRevision ?? ''),
+          depth: t.depth ?? (conformance.has(t.id) ? 'conformance' : 'handshake'),
+        }),
+      }));
+      const want = form.tests.map(testChoice);
       // Add first: a pinned test that does not pass today is refused before anything is retired.
-      for (const revision of form.tests)
-        if (!tests.some((t) => key(t) === revision)) await control('POST', `/api/servers/${id}/tests`, { revision });
-      for (const t of tests) if (!form.tests.includes(key(t) ?? '')) await control('DELETE', `/api/tests/${t.id}`);
+      for (const choice of want)
+        if (!have.some((t) => t.key === key(choice))) await control('POST', `/api/servers/${id}/tests`, asSent(choice));
+      for (const t of have)
+        if (!want.some((choice) => key(choice) === t.key)) await control('DELETE', `/api/tests/${t.id}`);
     }
   } catch (err) {
     return { ok: false, error: message(err) };
   }
   redirect(`/servers/${id}`);
+}
+
+/** A test as control's API takes it: a handshake as `{revision}` (the API's default depth), as before depths. */
+function asSent(t: TestChoice): { revision: string; depth?: Depth } {
+  return t.depth === 'handshake' ? { revision: t.revision } : t;
+}
+
+/**
+ * A test as the browser sent it (a server action's argument is anyone's input): only the two
+ * depths go on to control, whose API checks the revision and everything else again.
+ */
+function testChoice(t: TestChoice): TestChoice {
+  return { revision: String(t.revision), depth: t.depth === 'conformance' ? 'conformance' : 'handshake' };
 }
 
 /**

@@ -1,7 +1,9 @@
 // The page on-call lands on: what the server speaks where, its latest detection, its tests, its
-// latency by region and its run history with "now X, was Y" rows for moves. A retired server's
+// latency by region, its last conformance result per era (conformance tests only) and its run
+// history with "now X, was Y" rows for moves. A retired server's
 // page stays (era moves and runs link to it), marked retired and read-only.
 import {
+  conformanceByEra,
   decodeCursor,
   encodeCursor,
   getRun,
@@ -9,10 +11,12 @@ import {
   latencyByRegion,
   latestDetection,
   runsOfServer,
+  serverConformanceResults,
   serversOverview,
 } from '@mcp-fleet/store';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
+import { ConformanceResults } from '../../../components/conformance-table';
 import { DetectionCause, type DetectionEntry, DetectionTable } from '../../../components/detection-table';
 import { LatencyChart } from '../../../components/latency-chart';
 import { OutcomeText, RevisionBadge } from '../../../components/revision-badge';
@@ -56,16 +60,18 @@ export default async function ServerPage({
       ? { finishedAt: focus.finishedAt, id: focus.id + 1 }
       : cursor && { finishedAt: cursor.at, id: cursor.id };
 
-  const [server, overview, detection, latency, history] = await Promise.all([
+  const [server, overview, detection, latency, history, conformance] = await Promise.all([
     getServer(db, id),
     serversOverview(db, { ids: [id] }),
     latestDetection(db, id),
     latencyByRegion(db, id, { since: range.since, until: range.until, buckets: range.buckets }),
     runsOfServer(db, id, { limit: HISTORY_PAGE, before }),
+    serverConformanceResults(db, id),
   ]);
   // A retired server stays viewable (era moves and runs link here), read-only: nothing to edit.
   if (!server) notFound();
   const retired = server.retiredAt;
+  const conformanceTests = new Set(conformance.tests.map((t) => t.id));
   const summary = overview[0];
   const regions = [...new Set(latency.points.map((p) => p.region))].sort();
   const latencyRows = new Map<number, { at: number } & Record<string, number>>();
@@ -183,6 +189,7 @@ export default async function ServerPage({
                         ? `Protocol: ${t.pinnedRevision} (pinned)`
                         : `Protocol: Newest supported (${current ? `currently ${current}` : none})`}
                     </strong>
+                    {conformanceTests.has(t.id) ? <span className="muted"> · conformance checks</span> : null}
                     <ul style={{ paddingLeft: 18 }}>
                       {t.states.map((s) => (
                         <li key={s.region}>
@@ -203,6 +210,25 @@ export default async function ServerPage({
           )}
         </section>
       </div>
+
+      {conformance.tests.length > 0 && (
+        <section className="panel" aria-labelledby="conformance-h" data-testid="conformance">
+          <h2 id="conformance-h">Conformance</h2>
+          {conformance.results.length === 0 ? (
+            <p className="empty">
+              {retired ? 'Its conformance test never ran.' : 'Not run yet: the first conformance run is scheduled.'}
+            </p>
+          ) : (
+            <>
+              <p className="sub">
+                The last result in each era the server negotiated, across its regions (a check shows its worst state and
+                where it fails). A failing MUST check breaks clients on that era; a failing SHOULD is a warning.
+              </p>
+              <ConformanceResults eras={conformanceByEra(conformance.results)} />
+            </>
+          )}
+        </section>
+      )}
 
       <div className="grid">
         <section className="panel" aria-labelledby="detection-h">

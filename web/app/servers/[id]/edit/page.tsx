@@ -1,7 +1,7 @@
-import { getServer, serversOverview } from '@mcp-fleet/store';
+import { getServer, serverConformanceResults, serversOverview } from '@mcp-fleet/store';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
-import { ServerEditor } from '../../../../components/server-editor';
+import { type DepthChoice, ServerEditor } from '../../../../components/server-editor';
 import { control } from '../../../../lib/control';
 import { getDb } from '../../../../lib/db';
 import { utc } from '../../../../lib/format';
@@ -15,9 +15,10 @@ export default async function EditServer({ params }: { params: Promise<{ id: str
   const { id } = await params;
   if (!UUID.test(id)) notFound();
   const db = await getDb();
-  const [server, overview, { regions }] = await Promise.all([
+  const [server, overview, conformance, { regions }] = await Promise.all([
     getServer(db, id),
     serversOverview(db, { ids: [id] }),
+    serverConformanceResults(db, id),
     control<{ regions: string[] }>('GET', '/api/regions'),
   ]);
   if (!server) notFound();
@@ -36,7 +37,18 @@ export default async function EditServer({ params }: { params: Promise<{ id: str
         </p>
       </>
     );
-  const tests = (overview[0]?.tests ?? []).map((t) => (t.mode === 'newest' ? 'newest' : (t.pinnedRevision ?? '')));
+  const choice = (t: { mode: string; pinnedRevision: string | null }) =>
+    t.mode === 'newest' ? 'newest' : (t.pinnedRevision ?? '');
+  // The overview lists every test; those with conformance depth are the conformance read's.
+  const conformanceIds = new Set(conformance.tests.map((t) => t.id));
+  const all = (overview[0]?.tests ?? []).map((t) => ({ revision: choice(t), conformance: conformanceIds.has(t.id) }));
+  const tests = [...new Set(all.map((t) => t.revision))];
+  const depths: Record<string, DepthChoice> = {};
+  for (const revision of tests) {
+    const kinds = new Set(all.filter((t) => t.revision === revision).map((t) => t.conformance));
+    if (kinds.size === 2) depths[revision] = 'both';
+    else if (kinds.has(true)) depths[revision] = 'conformance';
+  }
   return (
     <>
       <p className="muted" style={{ margin: '0 0 4px' }}>
@@ -56,6 +68,7 @@ export default async function EditServer({ params }: { params: Promise<{ id: str
           interval: `${server.intervalMs / 1000}s`,
           timeout: `${server.timeoutMs / 1000}s`,
           tests,
+          depths,
         }}
         fleetRegions={regions}
         revisions={REVISION_NAMES.map((r) => ({ revision: r, label: revisionLabel(r) }))}
