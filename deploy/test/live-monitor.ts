@@ -32,7 +32,7 @@ export interface LiveMonitor {
  * Waits until every target has been run in every region, and each `detected` one detected.
  */
 export async function startLiveMonitor(
-  opts: { healthy?: string[]; failing?: string[]; interval?: string; detected?: string[] } = {},
+  opts: { healthy?: string[]; failing?: string[]; interval?: string; detected?: string[]; conformance?: string[] } = {},
 ): Promise<LiveMonitor> {
   const healthy = opts.healthy ?? ['modern', 'drifter'];
   const failing = opts.failing ?? ['unavailable'];
@@ -41,13 +41,17 @@ export async function startLiveMonitor(
   const sim = await startSim({ only: [...healthy, ...failing] });
   const interval = opts.interval ?? '1s';
   const detected = opts.detected ?? [];
+  // These also get a conformance-depth test, so the conformance families have series.
+  const conformance = opts.conformance ?? [];
   const fleet = fleetToYaml({
     regions: REGIONS,
     defaults: { interval, timeout: '900ms' },
     servers: [...healthy, ...failing].map((name) => ({
       name,
       url: sim.target(name).url,
-      tests: [{ revision: 'newest' }],
+      tests: conformance.includes(name)
+        ? [{ revision: 'newest' }, { revision: 'newest', depth: 'conformance' as const, interval: '5s' }]
+        : [{ revision: 'newest' }],
       ...(detected.includes(name) ? { detection: { interval } } : {}),
     })),
     policy: { allow: ['127.0.0.0/8'] },
@@ -72,6 +76,12 @@ export async function startLiveMonitor(
       for (const s of servers.filter((s) => detected.includes(s.name))) {
         const res = await fetch(`${control.url}/api/servers/${s.id}/detection`);
         if (!((await res.json()) as { detection: unknown }).detection) return false;
+      }
+      for (const s of servers.filter((s) => conformance.includes(s.name))) {
+        const res = await fetch(`${control.url}/api/servers/${s.id}/conformance`);
+        const { tests } = (await res.json()) as { tests: { regions: { checks: unknown[] }[] }[] };
+        if (!tests.some((t) => t.regions.length === REGIONS.length && t.regions.every((r) => r.checks.length > 0)))
+          return false;
       }
       return true;
     },

@@ -16,7 +16,12 @@ let monitor: LiveMonitor;
 beforeAll(async () => {
   if (!existsSync(PROMTOOL))
     throw new Error(`${PROMTOOL} is missing: install promtool (Debian: apt-get install prometheus) to lint /metrics`);
-  monitor = await startLiveMonitor({ healthy: ['modern', 'drifter'], failing: ['unavailable'], detected: ['modern'] });
+  monitor = await startLiveMonitor({
+    healthy: ['modern', 'drifter'],
+    failing: ['unavailable'],
+    detected: ['modern'],
+    conformance: ['modern'],
+  });
   // The drifter stops speaking 2025-11-25: its next runs are downgrades to 2025-06-18, and era moves.
   monitor.sim.drift('drifter', ['2025-06-18']);
   await waitFor(

@@ -40,6 +40,8 @@ export interface WatchedServer {
   name: string;
   tests?: string[];
   detection?: string;
+  /** Also a conformance-depth test of the newest revision, at this interval. */
+  conformance?: string;
 }
 
 /** The fleet file for these sim servers; `spareRegions` are fleet regions where none of them is probed. */
@@ -56,7 +58,10 @@ export function fleetYaml(
       name: s.name,
       url: sim.target(s.name).url,
       ...(spareRegions.length ? { regions: REGIONS } : {}),
-      tests: (s.tests ?? ['newest']).map((revision) => ({ revision })),
+      tests: [
+        ...(s.tests ?? ['newest']).map((revision) => ({ revision })),
+        ...(s.conformance ? [{ revision: 'newest', depth: 'conformance' as const, interval: s.conformance }] : []),
+      ],
       ...(s.detection ? { detection: { interval: s.detection } } : {}),
     })),
     policy: { allow: ['127.0.0.0/8'] },
