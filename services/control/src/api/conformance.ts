@@ -1,7 +1,8 @@
-// The fleet's conformance: the server × check matrix (each check's worst status across regions,
-// its level and the era that judged it), filterable by era and level. Query parameters are hostile
+// The fleet's conformance: the server × check matrix the dashboard shows (store's conformanceMatrixNow:
+// each check's worst status across regions and tests, of the era each server speaks now), filterable
+// by era and level. Query parameters are hostile
 // input: a value not in the list is a 400 naming the parameter, never passed on to SQL as a filter.
-import { conformanceMatrix } from '@mcp-fleet/store';
+import { conformanceMatrixNow } from '@mcp-fleet/store';
 import { HttpError, type Router } from '../http';
 import type { ApiContext } from './context';
 
@@ -19,8 +20,7 @@ export function conformanceRoutes(router: Router, ctx: ApiContext): void {
   router.on('GET', '/api/conformance', async (req) => {
     const era = oneOf(req.query, 'era', ERAS);
     const level = oneOf(req.query, 'level', LEVELS);
-    const servers = await conformanceMatrix(ctx.db, { era, level });
-    const checks = [...new Set(servers.flatMap((s) => s.cells.map((c) => c.checkId)))].sort();
-    return { json: { era: era ?? null, level: level ?? null, checks, servers } };
+    const matrix = await conformanceMatrixNow(ctx.db, { era, level });
+    return { json: { era: era ?? null, level: level ?? null, ...matrix } };
   });
 }
