@@ -78,7 +78,8 @@ describe('conformance-depth tests on Postgres + NATS', () => {
       .from(runs)
       .where(and(eq(runs.serverId, id), isNotNull(runs.checks)))
       .limit(1);
-    expect((judged[0]?.checks as { id: string }[]).length).toBeGreaterThan(10);
+    expect(judged).toHaveLength(1);
+    expect((judged[0]!.checks as { id: string }[]).length).toBeGreaterThan(10);
     const bare = await m.store.db.select({ n: runs.id }).from(runs).where(eq(runs.serverId, id));
     expect(bare.length).toBeGreaterThan(judged.length);
   });

@@ -11,7 +11,7 @@ import {
   isRevision,
   type Revision,
 } from '@mcp-fleet/probe';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, isNull } from 'drizzle-orm';
 import { type ConformanceReport, fileChecks } from './check-states';
 import type { Db } from './db';
 import { pgCode, UnknownRecordError, withoutParams } from './errors';
@@ -154,7 +154,28 @@ export function recordRun(db: Db, result: RunResult): Promise<RecordRunAnswer> {
       const failedPin = run.mode === 'pinned' && !isPassing(run.outcome);
       const negotiated = isRevision(run.negotiated) && !failedPin ? run.negotiated : null;
       const current = stateRevision;
-      const move = eraMove(current, negotiated);
+      const seen = eraMove(current, negotiated);
+      // A conformance test beside a live handshake test of the same revision choice sees the same
+      // moves: the handshake test records them, so on-call reads each move once.
+      const twin =
+        seen && test.depth === 'conformance'
+          ? await tx
+              .select({ id: tests.id })
+              .from(tests)
+              .where(
+                and(
+                  eq(tests.serverId, test.serverId),
+                  eq(tests.depth, 'handshake'),
+                  eq(tests.mode, test.mode),
+                  test.pinnedRevision === null
+                    ? isNull(tests.pinnedRevision)
+                    : eq(tests.pinnedRevision, test.pinnedRevision),
+                  isNull(tests.retiredAt),
+                ),
+              )
+              .limit(1)
+          : [];
+      const move = twin.length ? null : seen;
       if (move) {
         await tx.insert(eraMoves).values({
           serverId: result.serverId,

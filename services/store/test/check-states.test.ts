@@ -8,9 +8,11 @@ import {
   checkStates,
   conformanceFailing,
   createTest,
+  eraMoves,
   pruneHistory,
   recordRun,
   retentionCutoffs,
+  retireTest,
   runs,
   type Store,
   serverConformance,
@@ -99,6 +101,24 @@ describe.each(BACKENDS)('conformance checks on %s', (_name, make) => {
       lastRunAt: minute(3),
     });
     expect(await changes(test.id)).toHaveLength(4);
+  });
+
+  it('records a move once: a conformance test beside a handshake test of the same choice leaves it to that one', async () => {
+    const { server, handshake, test } = await conformanceTest();
+    const moved = handshakeRun({ negotiated: '2025-11-25' });
+    for (const t of [handshake, test]) {
+      await recordRun(store.db, resultOf(t, 'eu-west', minute(1)));
+      await recordRun(store.db, resultOf(t, 'eu-west', minute(2), moved));
+    }
+    const moves = await store.db.select().from(eraMoves).where(eq(eraMoves.serverId, server.id));
+    expect(moves.map((m) => [m.testId, m.fromRevision, m.toRevision])).toEqual([
+      [handshake.id, '2025-06-18', '2025-11-25'],
+    ]);
+    // Alone (its handshake twin retired), a conformance test records its own moves.
+    await retireTest(store.db, handshake.id);
+    await recordRun(store.db, resultOf(test, 'eu-west', minute(3)));
+    const after = await store.db.select().from(eraMoves).where(eq(eraMoves.serverId, server.id));
+    expect(after.filter((m) => m.testId === test.id).map((m) => m.toRevision)).toEqual(['2025-06-18']);
   });
 
   it('a job delivered twice files its checks once, and the run keeps its check list', async () => {

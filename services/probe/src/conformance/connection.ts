@@ -120,6 +120,24 @@ abstract class BaseConnection implements Connection {
     this.capabilities = capabilities;
   }
 
+  /** POST a body to the target (the stateless and sessions generations; HTTP+SSE posts to its endpoint). */
+  protected post(
+    body: string,
+    headers: Record<string, string>,
+    opts: { method?: string | undefined; id?: number | undefined; reset?: boolean; deliberate?: boolean },
+  ): Promise<Exchange> {
+    return this.ctx.send({
+      method: 'POST',
+      url: this.ctx.target,
+      headers,
+      body,
+      ...(opts.method ? { jsonRpcMethod: opts.method } : {}),
+      ...(opts.id !== undefined ? { jsonRpcId: opts.id } : {}),
+      ...(opts.reset ? { reset: true } : {}),
+      ...(opts.deliberate ? { deliberate: true as const } : {}),
+    });
+  }
+
   abstract call(method: string, params?: Record<string, unknown>, opts?: CallOptions): Promise<Exchange>;
   abstract raw(
     body: string,
@@ -141,28 +159,16 @@ class StatelessConnection extends BaseConnection {
   async call(method: string, params: Record<string, unknown> = {}, opts: CallOptions = {}): Promise<Exchange> {
     const id = this.ctx.nextId();
     const meta = opts.meta ?? modernMeta(this.revision);
-    return this.ctx.send({
-      method: 'POST',
-      url: this.ctx.target,
-      headers: { ...this.#headers(method, mcpName(method, params)), ...opts.headers },
-      body: requestBody(id, method, { ...params, _meta: meta }),
-      jsonRpcMethod: method,
-      jsonRpcId: id,
-      ...(opts.reset ? { reset: true } : {}),
-      ...(opts.deliberate ? { deliberate: true as const } : {}),
-    });
+    return this.post(
+      requestBody(id, method, { ...params, _meta: meta }),
+      { ...this.#headers(method, mcpName(method, params)), ...opts.headers },
+      { ...opts, method, id },
+    );
   }
 
   raw(body: string, opts: { headers?: Record<string, string>; id?: number; method?: string } = {}): Promise<Exchange> {
-    return this.ctx.send({
-      method: 'POST',
-      url: this.ctx.target,
-      headers: { ...this.#headers(opts.method ?? 'tools/list', undefined), ...opts.headers },
-      body,
-      ...(opts.method ? { jsonRpcMethod: opts.method } : {}),
-      ...(opts.id !== undefined ? { jsonRpcId: opts.id } : {}),
-      deliberate: true,
-    });
+    const headers = { ...this.#headers(opts.method ?? 'tools/list', undefined), ...opts.headers };
+    return this.post(body, headers, { method: opts.method, id: opts.id, deliberate: true });
   }
 }
 
@@ -184,39 +190,19 @@ class SessionsConnection extends BaseConnection {
   }
 
   async initialized(): Promise<void> {
-    await this.ctx.send({
-      method: 'POST',
-      url: this.ctx.target,
-      headers: this.#headers(),
-      body: notificationBody('notifications/initialized'),
-      jsonRpcMethod: 'notifications/initialized',
+    await this.post(notificationBody('notifications/initialized'), this.#headers(), {
+      method: 'notifications/initialized',
     });
   }
 
   call(method: string, params?: Record<string, unknown>, opts: CallOptions = {}): Promise<Exchange> {
     const id = this.ctx.nextId();
-    return this.ctx.send({
-      method: 'POST',
-      url: this.ctx.target,
-      headers: { ...this.#headers(), ...opts.headers },
-      body: requestBody(id, method, params),
-      jsonRpcMethod: method,
-      jsonRpcId: id,
-      ...(opts.reset ? { reset: true } : {}),
-      ...(opts.deliberate ? { deliberate: true as const } : {}),
-    });
+    return this.post(requestBody(id, method, params), { ...this.#headers(), ...opts.headers }, { ...opts, method, id });
   }
 
   raw(body: string, opts: { headers?: Record<string, string>; id?: number; method?: string } = {}): Promise<Exchange> {
-    return this.ctx.send({
-      method: 'POST',
-      url: this.ctx.target,
-      headers: { ...this.#headers(), ...opts.headers },
-      body,
-      ...(opts.method ? { jsonRpcMethod: opts.method } : {}),
-      ...(opts.id !== undefined ? { jsonRpcId: opts.id } : {}),
-      deliberate: true,
-    });
+    const headers = { ...this.#headers(), ...opts.headers };
+    return this.post(body, headers, { method: opts.method, id: opts.id, deliberate: true });
   }
 
   override async close(): Promise<void> {
