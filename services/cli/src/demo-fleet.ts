@@ -102,6 +102,9 @@ const WATCHED: Record<string, string[]> = {
   unavailable: [],
 };
 
+/** Servers that also get a conformance test (one per era and generation), every 5 minutes. */
+const CONFORMANCE = ['modern', 'sessions-2025-11-25', 'legacy-sse'];
+
 /** The demo's fleet file, written as an operator would write it. */
 export function demoFleetYaml(sim: Sim, intervalSeconds = 15): string {
   return fleetToYaml(
@@ -111,7 +114,13 @@ export function demoFleetYaml(sim: Sim, intervalSeconds = 15): string {
       servers: Object.entries(WATCHED).map(([name, pins]) => ({
         name,
         url: sim.target(name).url,
-        tests: [{ revision: 'newest' }, ...pins.map((pin) => ({ revision: pin }))],
+        tests: [
+          { revision: 'newest' },
+          ...pins.map((pin) => ({ revision: pin })),
+          ...(CONFORMANCE.includes(name)
+            ? [{ revision: 'newest', depth: 'conformance' as const, interval: '5m' }]
+            : []),
+        ],
         ...(name.startsWith('drifter') || name === 'modern' ? { detection: { interval: '2m' } } : {}),
       })),
       // The demo fleet runs on loopback.
