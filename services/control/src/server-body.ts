@@ -47,25 +47,42 @@ export function testIntervalOf(t: { interval?: string | null | undefined; interv
   return one('interval', t.interval ?? undefined, t.intervalMs ?? undefined) ?? null;
 }
 
-/** A test as a write gives it, or as GET shows it (its id and states are the server's own). */
-const testSchema = z.union([
-  testWrite.transform((t) => ({ revision: t.revision, depth: t.depth, intervalMs: testIntervalOf(t) ?? null })),
-  z
-    .looseObject({
-      mode: z.enum(['newest', 'pinned']),
-      pinnedRevision: z.string().nullable(),
-      depth: depthField.default('handshake'),
-      intervalMs: testMillis.default(null),
-    })
-    .refine((t) => (t.mode === 'newest' ? t.pinnedRevision === null : isRevision(t.pinnedRevision)), {
-      message: 'a pinned test names a known revision, a newest one none',
-    })
-    .transform((t) => ({
-      revision: t.mode === 'newest' ? 'newest' : (t.pinnedRevision as string),
-      depth: t.depth,
-      intervalMs: t.intervalMs,
-    })),
-]);
+/** A test as a write gives it. */
+const testFromWrite = testWrite.transform((t) => ({
+  revision: t.revision,
+  depth: t.depth,
+  intervalMs: testIntervalOf(t) ?? null,
+}));
+
+/** A test as GET shows it (its id and states are the server's own). */
+const testFromRead = z
+  .looseObject({
+    mode: z.enum(['newest', 'pinned']),
+    pinnedRevision: z.string().nullable(),
+    depth: depthField.default('handshake'),
+    intervalMs: testMillis.default(null),
+  })
+  .refine((t) => (t.mode === 'newest' ? t.pinnedRevision === null : isRevision(t.pinnedRevision)), {
+    message: 'a pinned test names a known revision, a newest one none',
+  })
+  .transform((t) => ({
+    revision: t.mode === 'newest' ? 'newest' : (t.pinnedRevision as string),
+    depth: t.depth,
+    intervalMs: t.intervalMs,
+  }));
+
+/**
+ * A test as a write gives it, or as GET shows it. Chosen by shape (a `revision` is a write), not
+ * by a union, so a bad value's own message reaches the caller ("newest or one of …"), not zod's
+ * "Invalid input" for a union none of whose branches matched.
+ */
+const testSchema = z.unknown().transform((value, ctx) => {
+  const schema = value !== null && typeof value === 'object' && 'revision' in value ? testFromWrite : testFromRead;
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, code: 'custom', path: issue.path });
+  return z.NEVER;
+});
 
 /** `detection` is the schedule (`{interval}`, or null for none) on a write, the latest result on GET. */
 const detectionField = z.union([
