@@ -129,6 +129,8 @@ export async function runJob(job: Job, ctx: JobContext): Promise<JobAnswer> {
     run,
     detection,
     conformance: checked,
+    surfaces: [],
+    script: null,
   };
   return {
     ok: true,

@@ -34,6 +34,7 @@ export function makeJob(fields: Partial<Job> & Pick<Job, 'url'>): Job {
     scheduledAt: new Date().toISOString(),
     allow: LOOPBACK_ALLOWED,
     deny: [],
+    script: null,
     ...fields,
   };
 }

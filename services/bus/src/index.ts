@@ -16,7 +16,10 @@ export {
   RegionSchema,
   type Result,
   ResultSchema,
+  ScriptRunSchema,
+  ScriptSchema,
   SUBJECTS,
+  SurfaceSnapshotSchema,
   subjects,
 } from './messages';
 export { connectNatsBus, type NatsBus, type NatsBusOptions } from './nats';

@@ -10,6 +10,14 @@ import {
   OUTCOME_NAMES,
   REVISION_NAMES,
   REVISIONS,
+  SCRIPT_MAX_ASSERTIONS,
+  SCRIPT_MAX_PARAMS_CHARS,
+  SCRIPT_MAX_STEPS,
+  type ScriptRun,
+  SURFACE_MAX_CHARS,
+  SURFACE_MAX_PER_RESULT,
+  type SurfaceSnapshot,
+  TEST_DEPTHS,
 } from '@mcp-fleet/probe';
 import { z } from 'zod';
 import { REGION_PATTERN, REGION_RULE } from './region';
@@ -22,6 +30,41 @@ const region = z.string().max(63).regex(REGION_PATTERN, REGION_RULE);
 export const RegionSchema = region;
 
 export { assertRegion } from './region';
+
+const assertion = z.union([
+  z.strictObject({ path: z.string().min(1).max(200), equals: z.unknown() }),
+  z.strictObject({ path: z.string().min(1).max(200), contains: z.string().max(1000) }),
+  z.strictObject({ path: z.string().min(1).max(200), matches: z.string().max(200) }),
+  z.strictObject({ isError: z.boolean() }),
+  z.strictObject({ latencyMs: z.number().int().positive().max(120_000) }),
+]);
+
+/**
+ * A script-depth test's steps (probe's Script), as the fleet file, the API and a job carry them.
+ * Bounded: a script is a short check, not a workload.
+ */
+export const ScriptSchema = z.strictObject({
+  steps: z
+    .array(
+      z.strictObject({
+        method: z
+          .string()
+          .min(1)
+          .max(100)
+          .regex(/^[a-z][A-Za-z0-9_/]*$/, 'an MCP method such as tools/call'),
+        params: z
+          .record(z.string(), z.unknown())
+          .refine((p) => JSON.stringify(p).length <= SCRIPT_MAX_PARAMS_CHARS, {
+            message: `at most ${SCRIPT_MAX_PARAMS_CHARS} characters as JSON`,
+          })
+          .optional(),
+        expect: z.array(assertion).max(SCRIPT_MAX_ASSERTIONS).optional(),
+      }),
+    )
+    .min(1)
+    .max(SCRIPT_MAX_STEPS),
+  allowWrites: z.boolean().optional(),
+});
 
 export const JobSchema = z.object({
   /** Deterministic per (test or server, region, slot): the dedupe key end to end. */
@@ -39,7 +82,9 @@ export const JobSchema = z.object({
    * Handshake jobs: `handshake` opens a conversation; `conformance` opens it, then runs the checks of
    * the era it negotiated (docs/protocol.md#conformance-by-era). Absent (a control before depths): handshake.
    */
-  depth: z.enum(['handshake', 'conformance']).default('handshake'),
+  depth: z.enum(TEST_DEPTHS).default('handshake'),
+  /** Script-depth jobs: the steps to run (null for every other depth). */
+  script: ScriptSchema.nullable().default(null),
   /** Handshake jobs: `newest` or the pinned revision. */
   revision: z.union([z.literal('newest'), revision]).nullable(),
   /** The test's current revision in this region, so agents stay stateless: a newest-supported run's move from it, a pin once spoken. */
@@ -176,6 +221,50 @@ export const ConformanceRunSchema = z.object({
   evidence,
 });
 
+/**
+ * A surface snapshot on the wire: canonical JSON that is ASCII only (probe's surface.ts), so its
+ * worst case is two bytes a character inside a result (a quote or backslash is escaped).
+ */
+export const SurfaceSnapshotSchema = z.object({
+  era: z.enum(['legacy', 'modern']),
+  revision: text(BOUNDS.revision),
+  hash: z
+    .string()
+    .length(64)
+    .regex(/^[0-9a-f]{64}$/),
+  body: z
+    .string()
+    .max(SURFACE_MAX_CHARS)
+    .regex(/^[\x20-\x7e]*$/),
+  truncated: z.boolean(),
+});
+
+/** A script-depth run on the wire: one line per step. */
+export const ScriptRunSchema = z.object({
+  protocol: z.object({
+    requested: text(BOUNDS.revision),
+    negotiated: text(BOUNDS.revision).nullable(),
+    era: z.enum(['legacy', 'modern']).nullable(),
+  }),
+  pass: z.boolean(),
+  outcome,
+  message: text(BOUNDS.message),
+  steps: z
+    .array(
+      z.object({
+        index: z.number().int().nonnegative().max(SCRIPT_MAX_STEPS),
+        method: text(100),
+        name: text(BOUNDS.name).nullable(),
+        status: z.enum(['pass', 'fail', 'skip']),
+        message: text(BOUNDS.check),
+        millis: z.number().nonnegative(),
+      }),
+    )
+    .max(SCRIPT_MAX_STEPS),
+  requests: z.number().int().nonnegative(),
+  millis: z.number().nonnegative(),
+});
+
 export const ResultSchema = z
   .object({
     jobId: id,
@@ -199,6 +288,10 @@ export const ResultSchema = z
     detection: DetectionSchema.nullable(),
     /** A conformance-depth handshake's checks (null: a handshake-depth job, or one whose handshake failed). */
     conformance: ConformanceRunSchema.nullable().default(null),
+    /** What the server offers, one snapshot per era read (conformance and surface depths); empty otherwise. */
+    surfaces: z.array(SurfaceSnapshotSchema).max(SURFACE_MAX_PER_RESULT).default([]),
+    /** A script-depth run's steps (null for every other depth, or when its handshake failed). */
+    script: ScriptRunSchema.nullable().default(null),
   })
   .refine((r) => (r.kind === 'handshake' ? r.run !== null : r.detection !== null), {
     message: 'a handshake result carries a run, a detection result a detection',
@@ -266,5 +359,8 @@ export type RunIsProbes = Holds<SameFields<z.infer<typeof HandshakeRunSchema>, H
   Holds<HandshakeRun extends z.input<typeof HandshakeRunSchema> ? true : false>;
 export type ConformanceIsProbes = Holds<SameFields<z.infer<typeof ConformanceRunSchema>, ConformanceRun>> &
   Holds<ConformanceRun extends z.input<typeof ConformanceRunSchema> ? true : false>;
+export type SurfaceIsProbes = Holds<SameFields<z.infer<typeof SurfaceSnapshotSchema>, SurfaceSnapshot>> &
+  Holds<SurfaceSnapshot extends z.input<typeof SurfaceSnapshotSchema> ? true : false>;
+export type ScriptRunIsProbes = Holds<SameFields<z.infer<typeof ScriptRunSchema>, ScriptRun>>;
 export type DetectionIsProbes = Holds<SameFields<z.infer<typeof DetectionSchema>, Detection>> &
   Holds<Detection extends z.input<typeof DetectionSchema> ? true : false>;

@@ -9,12 +9,15 @@ import { result } from './fixtures';
 /** NATS's default max_payload; message headers (Nats-Msg-Id, ≤ 200 bytes of job id) count against it too. */
 const NATS_DEFAULT_MAX_PAYLOAD = 1024 * 1024;
 const HEADROOM = 4 * 1024;
+/** The pattern of a string that holds printable ASCII only (SurfaceSnapshotSchema.body). */
+const PRINTABLE_ASCII = '^[\\x20-\\x7e]*$';
 
 type JsonSchema = {
   type?: string | string[];
   enum?: unknown[];
   const?: unknown;
   maxLength?: number;
+  pattern?: string;
   maxItems?: number;
   minimum?: number;
   maximum?: number;
@@ -56,6 +59,8 @@ function worstCase(schema: JsonSchema, path: string, unbounded: string[]): numbe
         unbounded.push(path);
         return Number.POSITIVE_INFINITY;
       }
+      // Printable ASCII only (a surface's canonical JSON): at most 2 bytes a character (\" and \\).
+      if (schema.pattern === PRINTABLE_ASCII) return 2 + 2 * schema.maxLength;
       return 2 + 6 * schema.maxLength;
     case 'array': {
       if (schema.maxItems === undefined) {

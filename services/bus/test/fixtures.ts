@@ -23,6 +23,7 @@ export function job(region: string, overrides: Partial<Job> = {}): Job {
     scheduledAt: new Date().toISOString(),
     allow: [],
     deny: [],
+    script: null,
     ...overrides,
   };
 }
@@ -42,6 +43,8 @@ export function result(region: string, overrides: Partial<Result> = {}): Result 
     finishedAt: now,
     traceId: null,
     conformance: null,
+    surfaces: [],
+    script: null,
     run: {
       mode: 'newest',
       requested: '2025-06-18',

@@ -11,6 +11,8 @@ import {
   REVISION_NAMES,
   type Revision,
   TargetPolicy,
+  TEST_DEPTHS,
+  type TestDepth,
 } from '@mcp-fleet/probe';
 import { isMap, isScalar, LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
@@ -26,9 +28,7 @@ import {
 
 export { FleetFileError } from './fleet-problems';
 
-/** How deep a test goes: open a conversation, or open it and run its era's conformance checks. */
-export const TEST_DEPTHS = ['handshake', 'conformance'] as const;
-export type TestDepth = (typeof TEST_DEPTHS)[number];
+export { TEST_DEPTHS, type TestDepth };
 
 /**
  * A conformance test's interval unless it names one: a run sends dozens of requests (the probe's
@@ -37,12 +37,18 @@ export type TestDepth = (typeof TEST_DEPTHS)[number];
  */
 export const CONFORMANCE_INTERVAL_MS = 15 * 60_000;
 
-/** How often a test runs: its own interval, else its depth's default (its server's for a handshake). */
+/**
+ * How often a test runs: its own interval, else its depth's default: conformance and surface reads
+ * take CONFORMANCE_INTERVAL_MS (a surface changes with deploys); a handshake or a script takes its server's.
+ */
 export function effectiveIntervalMs(
   test: { depth: TestDepth; intervalMs: number | null },
   serverIntervalMs: number,
 ): number {
-  return test.intervalMs ?? (test.depth === 'conformance' ? CONFORMANCE_INTERVAL_MS : serverIntervalMs);
+  return (
+    test.intervalMs ??
+    (test.depth === 'conformance' || test.depth === 'surface' ? CONFORMANCE_INTERVAL_MS : serverIntervalMs)
+  );
 }
 
 export interface TestDefinition {
@@ -192,7 +198,7 @@ export const serverEntry = z.strictObject({
       z.strictObject({
         revision: revisionChoice,
         /** Default handshake; a file from before depths means handshake. */
-        depth: z.enum(TEST_DEPTHS, { error: 'handshake or conformance' }).optional(),
+        depth: z.enum(TEST_DEPTHS, { error: 'handshake, conformance, surface or script' }).optional(),
         /** Default: the server's interval for a handshake test, CONFORMANCE_INTERVAL_MS for a conformance one. */
         interval: testInterval.optional(),
       }),

@@ -304,12 +304,12 @@ describe("a test's depth and interval", () => {
 
   it('refuses a depth it does not know, a bad interval, and the same revision twice at one depth (hostile file)', () => {
     const cases: [string, RegExp][] = [
-      ['      - { revision: newest, depth: deep }\n', /tests\[0\]\.depth: handshake or conformance/],
+      ['      - { revision: newest, depth: deep }\n', /tests\[0\]\.depth: handshake, conformance, surface or script/],
       ['      - { revision: newest, interval: -1s }\n', /tests\[0\]\.interval: a duration like/],
       ['      - { revision: newest, interval: 10 }\n', /tests\[0\]\.interval: 10 has no unit/],
       ['      - { revision: newest, interval: 500ms }\n', /tests\[0\]\.interval: at least 1s/],
       ['      - { revision: newest, interval: 9999h }\n', /at most 168h/],
-      [`      - { revision: newest, depth: "${'x'.repeat(100_000)}" }\n`, /depth: handshake or conformance/],
+      [`      - { revision: newest, depth: "${'x'.repeat(100_000)}" }\n`, /depth: handshake, conformance, surface or script/],
       // A run ends within its timeout before the next begins.
       [
         '      - { revision: newest, depth: conformance, interval: 5s }\n',

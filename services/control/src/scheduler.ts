@@ -147,6 +147,7 @@ export class Scheduler {
     const entry = due.entry;
     const job: Job = {
       depth: entry.depth,
+      script: null,
       jobId:
         entry.kind === 'handshake'
           ? handshakeJobId(entry.id, entry.region, slot)

@@ -29,7 +29,7 @@ const headersSchema = headerMap.refine((h) => Object.keys(h).length <= 50, 'at m
 const millis = z.number().int().min(1).max(MAX_DURATION_MS);
 
 /** A test's depth as a body gives it (default handshake). */
-export const depthField = z.enum(TEST_DEPTHS, { error: 'handshake or conformance' });
+export const depthField = z.enum(TEST_DEPTHS, { error: 'handshake, conformance, surface or script' });
 /** A test's own interval in milliseconds, as GET shows it (null: its depth's default). */
 const testMillis = millis.min(MIN_INTERVAL_MS).nullable();
 

@@ -191,7 +191,7 @@ describe('conformance-depth tests in control', () => {
     const billing = await serverNamed('billing');
     const post = (body: unknown) => call('POST', `/api/servers/${billing.id}/tests`, body);
     const refused: [unknown, RegExp][] = [
-      [{ revision: 'newest', depth: 'deep' }, /depth: handshake or conformance/],
+      [{ revision: 'newest', depth: 'deep' }, /depth: handshake, conformance, surface or script/],
       [{ revision: 'newest', depth: 'x'.repeat(200_000) }, /depth/],
       [{ revision: 'newest', depth: 'conformance', interval: '-1s' }, /interval: a duration like/],
       [{ revision: 'newest', interval: '500ms' }, /interval: at least 1s/],

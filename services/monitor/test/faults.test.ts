@@ -173,6 +173,7 @@ describe('an agent killed with SIGKILL mid-batch', () => {
         scheduledAt: new Date(base + i).toISOString(),
         allow: ['127.0.0.0/8'],
         deny: [],
+        script: null,
       }));
       for (const job of jobs) await m.bus.publishJob(job);
       const ids = jobs.map((j) => j.jobId);

@@ -84,6 +84,8 @@ describe.each<[Flavour]>([['postgres+nats'], ['pglite+memory']])(
         finishedAt: new Date(at + 200).toISOString(),
         traceId: null,
         conformance: null,
+        surfaces: [],
+        script: null,
         run: {
           mode: 'newest',
           requested: negotiated as never,

@@ -174,6 +174,8 @@ describe.each<[Flavour]>([['postgres+nats'], ['pglite+memory']])('the pipeline o
       finishedAt: row!.finishedAt.toISOString(),
       traceId: null,
       conformance: null,
+      surfaces: [],
+      script: null,
       run: {
         mode: 'newest',
         requested: row!.requested as never,
@@ -262,6 +264,7 @@ describe.each<[Flavour]>([['postgres+nats'], ['pglite+memory']])('the pipeline o
         scheduledAt: new Date(slot).toISOString(),
         allow: ['127.0.0.0/8'],
         deny: [],
+        script: null,
       };
       await m.bus.ensure([region]);
       // Below the ephemeral range (32768+), where other tests' connections land.

@@ -13,6 +13,7 @@ export { CLIENT_INFO } from './client-info';
 export * from './conformance';
 export * from './conformance-checks';
 export { DEFAULT_TIMEOUT_MS, ProbeContext, type ProbeOptions } from './context';
+export { TEST_DEPTHS, type TestDepth } from './depths';
 export {
   DETECTION_MAX_MS,
   DETECTION_MAX_REQUESTS,
@@ -39,6 +40,8 @@ export type { ServerInfo } from './opening';
 export { isPassing, OUTCOME_NAMES, OUTCOMES, type Outcome, PASSING_OUTCOMES } from './outcomes';
 export { displayUrl, redact, redactStrings, secretsOf } from './redact';
 export * from './revisions';
+export * from './script/script';
+export * from './surface/surface';
 export {
   DEFAULT_SCHEMES,
   describeRanges,

@@ -1,7 +1,7 @@
 // What the API and the dashboard read. Every query walks an index: the current picture comes from
 // test_states (one row per test and region), history pages by cursor, and only the fleet summary
 // counts runs, over a time range of the runs_finished index.
-import { type Era, REVISION_NAMES, revisionInfo } from '@mcp-fleet/probe';
+import { type Era, REVISION_NAMES, revisionInfo, type TestDepth } from '@mcp-fleet/probe';
 import { and, asc, desc, eq, gte, inArray, isNull, lt, type SQL, sql } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import type { Db } from './db';
@@ -42,8 +42,8 @@ export interface TestOverview {
   id: string;
   mode: 'newest' | 'pinned';
   pinnedRevision: string | null;
-  /** handshake, or conformance (its checks: serverConformance). */
-  depth: 'handshake' | 'conformance';
+  /** handshake, conformance (its checks: serverConformance), surface or script. */
+  depth: TestDepth;
   /** The test's own interval; null = its depth's default. */
   intervalMs: number | null;
   states: RegionState[];

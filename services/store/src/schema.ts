@@ -62,12 +62,18 @@ export const tests = pgTable(
     /** `newest` (Newest supported) or `pinned`. */
     mode: text('mode', { enum: ['newest', 'pinned'] }).notNull(),
     pinnedRevision: text('pinned_revision'),
-    /** `handshake` (open a conversation) or `conformance` (open it, then run the era's checks: docs/protocol.md#conformance-by-era). */
-    depth: text('depth', { enum: ['handshake', 'conformance'] })
+    /**
+     * `handshake` (open a conversation), `conformance` (open it, then run the era's checks:
+     * docs/protocol.md#conformance-by-era), `surface` (read what it offers in each era) or `script`
+     * (run the test's scripted steps).
+     */
+    depth: text('depth', { enum: ['handshake', 'conformance', 'surface', 'script'] })
       .notNull()
       .default('handshake'),
     /** This test's own interval; null = its server's (a conformance test's default is longer: config). */
     intervalMs: integer('interval_ms'),
+    /** A script-depth test's steps and allowWrites (bus's ScriptSchema); null for every other depth. */
+    script: jsonb('script'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     retiredAt: timestamp('retired_at', { withTimezone: true }),
   },
@@ -123,6 +129,10 @@ export const runs = pgTable(
     evidence: jsonb('evidence'),
     /** A conformance-depth run's checks (probe's CheckResult[]); null for a handshake-depth run. */
     checks: jsonb('checks'),
+    /** The surfaces the run read, as references: [{ era, revision, hash }] into surface_blobs. */
+    surfaces: jsonb('surfaces'),
+    /** A script-depth run's steps (probe's ScriptStepResult[]); null for every other depth. */
+    script: jsonb('script'),
     requests: integer('requests').notNull(),
     millis: integer('millis').notNull(),
     traceId: text('trace_id'),
@@ -195,6 +205,65 @@ export const checkChanges = pgTable(
     index('check_changes_server_at').on(t.serverId, t.at),
     index('check_changes_at').on(t.at),
     index('check_changes_run').on(t.runId),
+  ],
+);
+
+/** A surface (probe's Surface) stored once per content: an unchanged snapshot costs its hash, not a copy. */
+export const surfaceBlobs = pgTable('surface_blobs', {
+  /** sha256 of the canonical JSON (probe's surface snapshot hash). */
+  hash: text('hash').primaryKey(),
+  body: jsonb('body').notNull(),
+  /** Characters of the canonical JSON: what the snapshot weighs. */
+  bytes: integer('bytes').notNull(),
+  truncated: boolean('truncated').notNull().default(false),
+  firstSeenAt: timestamp('first_seen_at', { withTimezone: true }).notNull().defaultNow(),
+});
+
+/** What a server offers now in one era, as a region last read it: the snapshot the next one is diffed against. */
+export const surfaceHeads = pgTable(
+  'surface_heads',
+  {
+    serverId: uuid('server_id').notNull(),
+    region: text('region').notNull(),
+    era: text('era', { enum: ['legacy', 'modern'] }).notNull(),
+    revision: text('revision').notNull(),
+    hash: text('hash')
+      .notNull()
+      .references(() => surfaceBlobs.hash),
+    /** When this content was first seen here (the last change). */
+    since: timestamp('since', { withTimezone: true }).notNull(),
+    lastRunId: bigint('last_run_id', { mode: 'number' }).references(() => runs.id, { onDelete: 'set null' }),
+    lastSeenAt: timestamp('last_seen_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [uniqueIndex('surface_heads_pk').on(t.serverId, t.region, t.era), index('surface_heads_hash').on(t.hash)],
+);
+
+/** One classified change between two snapshots of a server's surface (same era and region): the change history. */
+export const surfaceChanges = pgTable(
+  'surface_changes',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    serverId: uuid('server_id').notNull(),
+    testId: uuid('test_id').notNull(),
+    region: text('region').notNull(),
+    era: text('era').notNull(),
+    runId: bigint('run_id', { mode: 'number' }).references(() => runs.id, { onDelete: 'set null' }),
+    severity: text('severity', { enum: ['breaking', 'warning', 'info'] }).notNull(),
+    /** probe's SurfaceKind: tool, resource, resource_template, prompt, capability, server_info. */
+    kind: text('kind').notNull(),
+    name: text('name').notNull(),
+    change: text('change').notNull(),
+    message: text('message').notNull(),
+    path: text('path'),
+    fromHash: text('from_hash').notNull(),
+    toHash: text('to_hash').notNull(),
+    at: timestamp('at', { withTimezone: true }).notNull(),
+  },
+  (t) => [
+    index('surface_changes_server_at').on(t.serverId, t.at),
+    index('surface_changes_at').on(t.at),
+    index('surface_changes_run').on(t.runId),
+    index('surface_changes_breaking').on(t.at).where(sql`${t.severity} = 'breaking'`),
   ],
 );
 
