@@ -49,6 +49,14 @@ export {
   snapshotOf,
   surfaceFromBody,
 } from './surface/canonical';
+export {
+  CROSS_ERA_CHECK_IDS,
+  CROSS_ERA_LEVELS,
+  CROSS_ERA_MAX_DIFFERENCES,
+  type CrossEraCheckId,
+  type CrossEraOptions,
+  crossEra,
+} from './surface/cross-era';
 export { diffSurfaces, SCHEMA_MAX_DEPTH } from './surface/diff';
 export { fitSurface, isCutSchema, SCHEMA_CUT_KEY, sameText } from './surface/fit';
 export {
