@@ -89,11 +89,13 @@ async function readList(conn: Connection, spec: ListSpec): Promise<ListRead> {
     }
     let ex: Exchange;
     try {
-      ex = await conn.call(spec.method, cursor === undefined ? {} : { cursor });
+      ex = await conn.call(spec.method, cursor === undefined ? {} : { cursor }, { whole: true });
     } catch (err) {
       return { items, complete: false, note: `${spec.method}: ${(err as Error)?.message ?? err}` };
     }
     const { result, problem } = resultIn(ex);
+    // The connection keeps every exchange for its run: it need not keep this page's whole text.
+    delete ex.answerText;
     if (!result) return { items, complete: false, note: `${spec.method}: ${problem}` };
     const list = result[spec.field];
     if (!Array.isArray(list)) return { items, complete: false, note: `${spec.method}: no ${spec.field} list` };
