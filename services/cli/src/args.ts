@@ -93,3 +93,15 @@ export function conformanceProtocol(value: string | undefined): ConformanceProto
   if (value === 'legacy' || isRevision(value)) return value;
   throw new UsageError(`--protocol takes auto, legacy or one of ${REVISION_NAMES.join(', ')}, got ${value}`);
 }
+
+/** `check --protocols a,b,c`: the revisions cross-era checks compare (undefined: every one detection finds). */
+export function crossEraProtocols(value: string | undefined): Revision[] | undefined {
+  if (value === undefined) return undefined;
+  const list = value
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p.length > 0);
+  if (list.length === 0)
+    throw new UsageError(`--protocols takes a comma-separated list of ${REVISION_NAMES.join(', ')}`);
+  return list.map((p) => revision(p, '--protocols') as Revision);
+}

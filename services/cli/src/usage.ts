@@ -32,11 +32,15 @@ export const VERB_USAGE: Record<string, string> = {
                                        the revision a newest-supported test spoke last time`,
   check: `mcp-fleet check <url> [--protocol legacy|auto|<revision>] [--header 'Name: value']...
                   [--no-probe] [--json] [--junit FILE] [--format conformance]
+                  [--cross-era [--protocols a,b,c]]
                                        conformance by era: the checks a client on the negotiated
                                        era relies on (auto: discover first, legacy fallback);
                                        --no-probe skips the raw bad-input probes; --junit writes
                                        a JUnit XML report; --format conformance prints the
-                                       official conformance suite's check shape`,
+                                       official conformance suite's check shape; --cross-era also
+                                       connects once per protocol (default: every one detection
+                                       finds) and checks each serves the same tools, resources,
+                                       prompts and capabilities`,
   bench: `mcp-fleet bench handshake <url> [--revision newest|<revision>] [--concurrency N]
                       [--seconds S] [--header 'Name: value']... [--timeout ms] [--json]
                                        handshakes per second against one server`,
@@ -83,9 +87,10 @@ const EXIT_CODES = `Exit codes:
 
 const CHECK_EXIT_CODES = `Exit codes:
   0   pass: the connection opened and no MUST check failed (SHOULD failures are warnings)
-  1   a MUST check failed, or the connection did not open (the output says why)
-  2   usage error (bad arguments, a bad --protocol, --junit without a file or one that
-      cannot be written)
+  1   a MUST check failed, or the connection did not open (the output says why); with
+      --cross-era, a cross-era MUST check failed too
+  2   usage error (bad arguments, a bad --protocol or --protocols, --junit without a file
+      or one that cannot be written)
   70  internal error`;
 
 const REVISIONS_LINE = 'Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28.';

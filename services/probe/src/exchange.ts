@@ -43,6 +43,8 @@ export interface Exchange {
   truncated: boolean;
   /** The JSON-RPC response to this request, found in a JSON or an event-stream body. */
   response: JsonRpcMessage | undefined;
+  /** With `keepAnswer`: an event-stream answer's own text (its event's data), whole; `response` keeps only its first levels. */
+  answerText?: string;
   failure: ReachabilityFailure | null;
   /** A human account of the failure (no credentials). */
   error: string | undefined;
@@ -60,6 +62,8 @@ export interface SendRequest {
   reset?: boolean;
   /** Pick the response with this id out of an event-stream answer. */
   jsonRpcId?: number;
+  /** Keep that event-stream answer's whole text as `answerText` (a surface read parses all of it). */
+  keepAnswer?: true;
 }
 
 export const MAX_BODY_BYTES = 256 * 1024;
@@ -159,6 +163,7 @@ export async function send(
         const msg = parseJsonRpc(next.data);
         if (msg && 'id' in msg && msg.id === req.jsonRpcId && ('result' in msg || 'error' in msg)) {
           ex.response = msg;
+          if (req.keepAnswer) ex.answerText = next.data;
           break;
         }
       }

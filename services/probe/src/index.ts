@@ -41,6 +41,33 @@ export { isPassing, OUTCOME_NAMES, OUTCOMES, type Outcome, PASSING_OUTCOMES } fr
 export { displayUrl, redact, redactStrings, secretsOf } from './redact';
 export * from './revisions';
 export * from './script/script';
+export {
+  CANONICAL_MAX_DEPTH,
+  canonicalJson,
+  SurfaceBodyError,
+  sha256Hex,
+  snapshotOf,
+  surfaceFromBody,
+} from './surface/canonical';
+export {
+  CROSS_ERA_CHECK_IDS,
+  CROSS_ERA_LEVELS,
+  CROSS_ERA_MAX_DIFFERENCES,
+  type CrossEraCheckId,
+  type CrossEraOptions,
+  crossEra,
+} from './surface/cross-era';
+export { diffSurfaces, SCHEMA_MAX_DEPTH } from './surface/diff';
+export { fitSurface, isCutSchema, SCHEMA_CUT_KEY, sameText } from './surface/fit';
+export {
+  readSurface,
+  readSurfaceAt,
+  readSurfaces,
+  SURFACE_MAX_PAGES,
+  SURFACE_READ_MAX_MS,
+  SURFACE_READ_MAX_REQUESTS,
+  type SurfaceRead,
+} from './surface/read';
 export * from './surface/surface';
 export {
   DEFAULT_SCHEMES,

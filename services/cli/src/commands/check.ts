@@ -1,10 +1,19 @@
 // mcp-fleet check <url>: a conformance run (issue 15): the checks a client on the negotiated era
-// relies on, each passed, failed (MUST) or warned (SHOULD), or skipped with its reason.
+// relies on, each passed, failed (MUST) or warned (SHOULD), or skipped with its reason. With
+// --cross-era (issue 16) it also connects once per protocol and compares what each one serves.
 import { closeSync, openSync, writeFileSync } from 'node:fs';
-import { type ConformanceRun, conformance, redactStrings, secretsOf } from '@mcp-fleet/probe';
-import { conformanceProtocol, headers, parse, targetUrl } from '../args';
+import {
+  type ConformanceRun,
+  type CrossEraRun,
+  conformance,
+  crossEra,
+  redactStrings,
+  secretsOf,
+} from '@mcp-fleet/probe';
+import { conformanceProtocol, crossEraProtocols, headers, parse, targetUrl } from '../args';
 import { checkJson, formatCheckRun } from '../check-report';
 import { officialChecks } from '../conformance-format';
+import { crossEraJson, formatCrossEra } from '../cross-era-report';
 import { checkExit } from '../exit-status';
 import { junitReport } from '../junit';
 import { UsageError } from '../usage';
@@ -17,6 +26,8 @@ const OPTIONS = {
   json: { type: 'boolean', default: false },
   junit: { type: 'string' },
   format: { type: 'string' },
+  'cross-era': { type: 'boolean', default: false },
+  protocols: { type: 'string' },
 } as const;
 
 export async function checkCommand(args: string[], out: (s: string) => void): Promise<number> {
@@ -28,6 +39,12 @@ export async function checkCommand(args: string[], out: (s: string) => void): Pr
     throw new UsageError(`--format takes conformance, got ${values.format}`);
   if (values.format && values.json) throw new UsageError('--json and --format conformance are two outputs: pick one');
   if (values.junit === '') throw new UsageError('--junit needs a file name');
+  const crossEraWanted = values['cross-era'];
+  if (values.protocols !== undefined && !crossEraWanted)
+    throw new UsageError('--protocols compares protocols: add --cross-era');
+  if (crossEraWanted && (values.format || values.junit !== undefined))
+    throw new UsageError('--cross-era reports in the table and --json only, not --format conformance or --junit');
+  const protocols = crossEraProtocols(values.protocols);
 
   // The report file is opened before the run: a path that cannot be written is the operator's to
   // fix (exit 2, as a bad flag), and is better said before a minute of probing than after it.
@@ -38,10 +55,23 @@ export async function checkCommand(args: string[], out: (s: string) => void): Pr
     // The runner redacts what it reports; this is the last door before a terminal, a CI log or a
     // file, so credentials given here are redacted again, whatever a server echoed and wherever.
     const run: ConformanceRun = redactStrings(raw, secretsOf(sent, url));
+    const cross: CrossEraRun | undefined = crossEraWanted
+      ? redactStrings(await crossEra(url, { headers: sent, ...(protocols ? { protocols } : {}) }), secretsOf(sent, url))
+      : undefined;
     if (junit !== undefined) writeFileSync(junit, junitReport(run));
     if (values.format === 'conformance') out(JSON.stringify(officialChecks(run), null, 2));
-    else out(values.json ? JSON.stringify(checkJson(run), null, 2) : formatCheckRun(run));
-    return checkExit(run);
+    else if (values.json) {
+      const json = checkJson(run);
+      // With cross-era checks, `pass` is both verdicts: no MUST failed in either.
+      out(
+        JSON.stringify(
+          cross ? { ...json, pass: run.pass && cross.pass, crossEra: crossEraJson(cross) } : json,
+          null,
+          2,
+        ),
+      );
+    } else out(cross ? `${formatCheckRun(run)}\n${formatCrossEra(cross)}` : formatCheckRun(run));
+    return checkExit({ pass: run.pass && (cross?.pass ?? true) });
   } finally {
     if (junit !== undefined) closeSync(junit);
   }

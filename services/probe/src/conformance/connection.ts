@@ -27,6 +27,8 @@ export interface CallOptions {
   reset?: boolean;
   /** A request the server should refuse (metrics do not count its error against the server). */
   deliberate?: boolean;
+  /** Keep an event-stream answer's whole text (Exchange.answerText): a surface read parses all of it. */
+  whole?: boolean;
 }
 
 export interface Connection {
@@ -124,7 +126,13 @@ abstract class BaseConnection implements Connection {
   protected post(
     body: string,
     headers: Record<string, string>,
-    opts: { method?: string | undefined; id?: number | undefined; reset?: boolean; deliberate?: boolean },
+    opts: {
+      method?: string | undefined;
+      id?: number | undefined;
+      reset?: boolean;
+      deliberate?: boolean;
+      whole?: boolean;
+    },
   ): Promise<Exchange> {
     return this.ctx.send({
       method: 'POST',
@@ -135,6 +143,7 @@ abstract class BaseConnection implements Connection {
       ...(opts.id !== undefined ? { jsonRpcId: opts.id } : {}),
       ...(opts.reset ? { reset: true } : {}),
       ...(opts.deliberate ? { deliberate: true as const } : {}),
+      ...(opts.whole ? { keepAnswer: true as const } : {}),
     });
   }
 
