@@ -40,6 +40,7 @@ export type { ServerInfo } from './opening';
 export { isPassing, OUTCOME_NAMES, OUTCOMES, type Outcome, PASSING_OUTCOMES } from './outcomes';
 export { displayUrl, redact, redactStrings, secretsOf } from './redact';
 export * from './revisions';
+export { runScript, SCRIPT_MAX_MS, SCRIPT_MAX_REQUESTS, type ScriptOptions } from './script/run';
 export * from './script/script';
 export * from './surface/surface';
 export {
