@@ -57,7 +57,7 @@ async function converse(url: string, revision: '2026-07-28' | '2025-11-25'): Pro
     // A careless user pastes credentials into a tool call: the server echoes them back.
     await client.callTool({
       name: 'echo',
-      arguments: { text: `my token is ${TOKEN} and the key ${API_KEY}`, password: PASSWORD },
+      arguments: { text: `my token is ${TOKEN} and the key ${API_KEY}; c00kie-value-77aa`, password: PASSWORD },
     });
   } finally {
     await client.close();
@@ -147,7 +147,7 @@ describe('record', () => {
     // The transport's _meta is not kept; the secret-named argument is replaced whole.
     expect(call.params._meta).toBeUndefined();
     expect(lines[4].params.arguments.password).toBe('[redacted]');
-    expect(lines[4].result.content[0].text).toBe('my token is [redacted] and the key [redacted]');
+    expect(lines[4].result.content[0].text).toBe('my token is [redacted] and the key [redacted]; [redacted]');
     expect(parseSession(text)).toEqual({ ok: true, session });
   });
 

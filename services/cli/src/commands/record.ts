@@ -168,7 +168,10 @@ export async function startRecorder(opts: RecorderOptions): Promise<Recorder> {
     for (const [name, value] of Object.entries(req.headers)) {
       if (value === undefined || HOP.has(name)) continue;
       sent[name] = Array.isArray(value) ? value.join(', ') : value;
-      if (isCredentialHeader(name)) for (const s of secretsOf({ [name]: sent[name] })) secrets.add(s);
+      if (!isCredentialHeader(name)) continue;
+      // A cookie's values one by one too: a server may echo one without its name.
+      const parts = name === 'cookie' ? sent[name].split(';').map((c) => c.slice(c.indexOf('=') + 1).trim()) : [];
+      for (const v of [sent[name], ...parts]) for (const s of secretsOf({ [name]: v })) secrets.add(s);
     }
     Object.assign(sent, lowerKeys(added));
     const rpc = req.method === 'POST' ? requestOf(body) : undefined;
