@@ -8,9 +8,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ScriptSchema } from '@mcp-fleet/bus';
+import { ScriptRunSchema, ScriptSchema } from '@mcp-fleet/bus';
 import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
-import { parseSession, replaySession, type Session } from '@mcp-fleet/probe';
+import { parseSession, replaySession, runScript, type Session } from '@mcp-fleet/probe';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
@@ -289,5 +289,24 @@ describe('replay', () => {
       error: 'line 2: needs a result object or an error {code, message}',
     });
     expect(parseSession('not json')).toEqual({ ok: false, error: 'line 1: not JSON' });
+  });
+});
+
+describe('a script run on the bus', () => {
+  it('fits ScriptRunSchema, passing or failing with hostile words', async () => {
+    const steps = [
+      {
+        method: 'tools/call',
+        params: { name: 'echo', arguments: { text: 'x'.repeat(3000) } },
+        expect: [{ path: '$.content[0].text', equals: 'y' }],
+      },
+      { method: 'tools/list' },
+    ];
+    const run = await runScript(sim.target('modern').url, { protocol: '2026-07-28', script: { steps } });
+    expect(run.steps.map((s) => s.status)).toEqual(['fail', 'pass']);
+    expect(ScriptRunSchema.safeParse(run).success).toBe(true);
+    const down = await runScript('http://127.0.0.1:9/mcp', { protocol: '2025-11-25', script: { steps } });
+    expect(down.outcome).toBe('unreachable');
+    expect(ScriptRunSchema.safeParse(down).success).toBe(true);
   });
 });
