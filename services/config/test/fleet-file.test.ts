@@ -309,7 +309,10 @@ describe("a test's depth and interval", () => {
       ['      - { revision: newest, interval: 10 }\n', /tests\[0\]\.interval: 10 has no unit/],
       ['      - { revision: newest, interval: 500ms }\n', /tests\[0\]\.interval: at least 1s/],
       ['      - { revision: newest, interval: 9999h }\n', /at most 168h/],
-      [`      - { revision: newest, depth: "${'x'.repeat(100_000)}" }\n`, /depth: handshake, conformance, surface or script/],
+      [
+        `      - { revision: newest, depth: "${'x'.repeat(100_000)}" }\n`,
+        /depth: handshake, conformance, surface or script/,
+      ],
       // A run ends within its timeout before the next begins.
       [
         '      - { revision: newest, depth: conformance, interval: 5s }\n',

@@ -43,7 +43,10 @@ export interface Exchange {
   truncated: boolean;
   /** The JSON-RPC response to this request, found in a JSON or an event-stream body. */
   response: JsonRpcMessage | undefined;
-  /** With `keepAnswer`: an event-stream answer's own text (its event's data), whole; `response` keeps only its first levels. */
+  /**
+   * With `keepAnswer`: an event-stream answer's own text (its event's data), whole; `response` keeps
+   * only its first levels. A surface read, a script's assertions and a replay's comparison ask for it.
+   */
   answerText?: string;
   failure: ReachabilityFailure | null;
   /** A human account of the failure (no credentials). */
@@ -62,7 +65,7 @@ export interface SendRequest {
   reset?: boolean;
   /** Pick the response with this id out of an event-stream answer. */
   jsonRpcId?: number;
-  /** Keep that event-stream answer's whole text as `answerText` (a surface read parses all of it). */
+  /** Keep that event-stream answer's whole text as `answerText` (a surface read, a script, a replay read all of it). */
   keepAnswer?: true;
 }
 

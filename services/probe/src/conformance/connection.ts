@@ -27,7 +27,7 @@ export interface CallOptions {
   reset?: boolean;
   /** A request the server should refuse (metrics do not count its error against the server). */
   deliberate?: boolean;
-  /** Keep an event-stream answer's whole text (Exchange.answerText): a surface read parses all of it. */
+  /** Keep an event-stream answer's whole text (Exchange.answerText): a surface read, a script and a replay read all of it. */
   whole?: boolean;
 }
 
