@@ -14,7 +14,7 @@ import {
   type SurfaceKind,
   type SurfaceSeverity,
 } from '@mcp-fleet/probe';
-import { and, asc, desc, eq, gte, lt, type SQL, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, gte, lt, type SQL, sql } from 'drizzle-orm';
 import { decodeCursor, encodeCursor } from './cursor';
 import type { Db } from './db';
 import { MAX_PAGE } from './reads';
@@ -108,6 +108,8 @@ export async function surfaceNow(db: Db, serverId: string): Promise<SurfaceNow[]
   return rows.map(({ body, ...r }) => ({ ...r, surface: asSurface(body, r) }));
 }
 
+const changeColumns = getTableColumns(surfaceChanges);
+
 /** Keyset condition `(at, id) < (t, i)`. */
 function before(t: Date, i: number): SQL {
   return sql`(${surfaceChanges.at}, ${surfaceChanges.id}) < (${t.toISOString()}::timestamptz, ${i})`;
@@ -141,24 +143,7 @@ export async function listSurfaceChanges(
     after = before(c.at, c.id);
   }
   const rows = await db
-    .select({
-      id: surfaceChanges.id,
-      serverId: surfaceChanges.serverId,
-      testId: surfaceChanges.testId,
-      region: surfaceChanges.region,
-      era: surfaceChanges.era,
-      runId: surfaceChanges.runId,
-      severity: surfaceChanges.severity,
-      kind: surfaceChanges.kind,
-      name: surfaceChanges.name,
-      change: surfaceChanges.change,
-      message: surfaceChanges.message,
-      path: surfaceChanges.path,
-      fromHash: surfaceChanges.fromHash,
-      toHash: surfaceChanges.toHash,
-      at: surfaceChanges.at,
-      serverName: servers.name,
-    })
+    .select({ ...changeColumns, serverName: servers.name })
     .from(surfaceChanges)
     .innerJoin(servers, eq(servers.id, surfaceChanges.serverId))
     .where(and(changeConditions(filter), after))
@@ -167,6 +152,18 @@ export async function listSurfaceChanges(
   const changes = rows.slice(0, limit);
   const last = changes[changes.length - 1];
   return { changes, next: rows.length > limit && last ? encodeCursor(last.at, last.id) : null };
+}
+
+/** One change by id, with its server's name, or null (the diff view's change). */
+export async function surfaceChange(db: Db, id: number): Promise<SurfaceChangeRow | null> {
+  if (!Number.isSafeInteger(id) || id < 1) return null;
+  const [row] = await db
+    .select({ ...changeColumns, serverName: servers.name })
+    .from(surfaceChanges)
+    .innerJoin(servers, eq(servers.id, surfaceChanges.serverId))
+    .where(eq(surfaceChanges.id, id))
+    .limit(1);
+  return row ?? null;
 }
 
 /** Breaking changes in [since, until) (the overview's count; the same rows the era-moves page lists with severity=breaking). */

@@ -13,6 +13,7 @@ import {
   SurfaceCursorError,
   surfaceBlob,
   surfaceBlobs,
+  surfaceChange,
   surfaceChanges,
   surfaceHeads,
   surfaceNow,
@@ -265,6 +266,14 @@ describe.each(BACKENDS)('surface reads on %s', (_name, make) => {
     const second = await listSurfaceChanges(store.db, { serverId: alpha.id, limit: 5, cursor: first.next! });
     expect(second.changes.map((c) => c.serverName)).toEqual(['alpha', 'alpha']);
     expect(second.next).toBeNull();
+  });
+
+  it('gives one change by id, null for an unknown or odd id', async () => {
+    const [newest] = (await listSurfaceChanges(store.db, { limit: 1 })).changes;
+    expect(await surfaceChange(store.db, newest!.id)).toEqual(newest);
+    expect(await surfaceChange(store.db, 987_654)).toBeNull();
+    expect(await surfaceChange(store.db, Number.NaN)).toBeNull();
+    expect(await surfaceChange(store.db, -1)).toBeNull();
   });
 
   it('refuses a cursor it did not give', async () => {
