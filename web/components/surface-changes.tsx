@@ -5,7 +5,7 @@
 import type { SurfaceChangeRow } from '@mcp-fleet/store';
 import Link from 'next/link';
 import { ago, utc } from '../lib/format';
-import { cut, SEVERITY_CLASS } from '../lib/surface';
+import { cut, SEVERITY_CLASS, TEXT_CHARS } from '../lib/surface';
 
 export function SeverityBadge({ severity }: { severity: string }) {
   return (
@@ -17,7 +17,7 @@ export function SeverityBadge({ severity }: { severity: string }) {
 
 /** A change's message with its `backticked` names as code. */
 export function ChangeMessage({ message }: { message: string }) {
-  const parts = cut(message, 600).split('`');
+  const parts = cut(message, TEXT_CHARS).split('`');
   return (
     <>
       {parts.map((p, i) =>

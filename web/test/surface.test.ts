@@ -277,7 +277,7 @@ describe('surfaces on the dashboard', () => {
       'readOnlyHint: true',
     ]);
     // The schema as sent, on click.
-    await createRow.getByText('Schema').click();
+    await createRow.locator('summary', { hasText: 'Schema' }).click();
     const schema = JSON.parse((await createRow.getByTestId('tool-schema').textContent()) ?? '');
     expect(schema.inputSchema.required).toEqual(['sku', 'currency']);
     // Resources, templates, prompts (a required argument marked).
@@ -386,7 +386,9 @@ describe('surfaces on the dashboard', () => {
     expect(await fig.locator('.value').textContent()).toBe('2');
     await fig.click();
     await page.waitForURL(/\/era-moves\?kind=surface&severity=breaking&range=1h$/);
-    expect(await page.getByTestId('surface-changes').locator('tbody tr').count()).toBe(2);
+    // A client-side navigation: the list arrives after the URL.
+    await expect.poll(() => page.getByTestId('surface-changes').locator('tbody tr').count()).toBe(2);
+    expect(await page.getByLabel('Severity').inputValue()).toBe('breaking');
   });
 
   it("shows a hostile server's names, descriptions, schemas and messages as bounded text (XSS)", async () => {
