@@ -223,6 +223,19 @@ beforeAll(async () => {
     eh2,
   );
 
+  // busy: 35 changes ten days ago (outside every range the other tests read), for the history's pages.
+  const busy = await serverWithTests(db, ['newest'], { name: 'busy', regions: ['eu-west'] });
+  ids.busy = busy.server.id;
+  for (let i = 0; i < 35; i++)
+    await change(
+      busy.server,
+      busy.tests[0]!,
+      ago(10 * 24 * 60 + i),
+      { severity: 'info', kind: 'tool', name: `tool_${i}`, change: 'added', message: `tool \`tool_${i}\` added` },
+      h1,
+      h2,
+    );
+
   web = await startDashboardProcess({ DATABASE_URL: m.databaseUrl!, MCP_FLEET_API_URL: m.control.url });
   browser = await launchBrowser();
   page = await browser.context.newPage();
@@ -338,6 +351,22 @@ describe('surfaces on the dashboard', () => {
     expect(await page.getByTestId('surface-diff').count()).toBe(0);
     await page.goto(`${web.url}/servers/${ids.orders}?change=<b>&changes_before=nope`);
     expect(await page.getByTestId('surface-changes').locator('tbody tr').count()).toBe(4);
+  });
+
+  it("pages a server's change history, newest first, without losing or repeating one", async () => {
+    await page.goto(`${web.url}/servers/${ids.busy}`);
+    const names = () => page.getByTestId('surface-changes').locator('td.change-message code').allTextContents();
+    const first = await names();
+    expect(first).toHaveLength(30);
+    expect(first[0]).toBe('tool_0');
+    // No snapshot kept, only its history: said so.
+    expect(await page.getByTestId('surface').getByText('No snapshot kept now.').count()).toBe(1);
+    await page.getByRole('link', { name: 'Older changes →' }).click();
+    await page.waitForURL(/changes_before=/);
+    await expect.poll(names).toEqual(['tool_30', 'tool_31', 'tool_32', 'tool_33', 'tool_34']);
+    expect(await page.getByRole('link', { name: 'Older changes →' }).count()).toBe(0);
+    await page.getByRole('link', { name: 'Newest changes' }).click();
+    await expect.poll(async () => (await names())[0]).toBe('tool_0');
   });
 
   it('lists surface changes as a kind on the era-moves page, filtered by region, severity and item', async () => {
