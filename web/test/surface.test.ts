@@ -452,6 +452,7 @@ describe('surfaces on the dashboard', () => {
     );
     expect(overflow).toBeLessThanOrEqual(0);
     expect(await xss(page)).toBeNull();
+    await section.screenshot({ path: shot('surface-hostile.png') });
 
     await page.goto(`${web.url}/era-moves?range=24h&kind=surface`);
     const table = page.getByTestId('surface-changes');
