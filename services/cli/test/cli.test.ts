@@ -312,7 +312,21 @@ describe('the cause leads, with an exit code of its own (README: exit codes)', (
 });
 
 describe('--help, --version', () => {
-  const verbs = ['detect', 'handshake', 'check', 'bench', 'sim', 'demo', 'up', 'control', 'agent', 'apply', 'secrets'];
+  const verbs = [
+    'detect',
+    'handshake',
+    'check',
+    'record',
+    'replay',
+    'bench',
+    'sim',
+    'demo',
+    'up',
+    'control',
+    'agent',
+    'apply',
+    'secrets',
+  ];
   it.concurrent.each(verbs)('%s --help prints its usage and exits 0', async (verb) => {
     for (const flag of ['--help', '-h']) {
       const r = await run(verb, flag);
