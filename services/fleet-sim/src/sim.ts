@@ -10,7 +10,9 @@ import { sseNoEndpoint, sseSlowEndpoint } from './targets/broken-sse';
 import { catalogue } from './targets/catalogue';
 import { catalogueLegacy } from './targets/catalogue-legacy';
 import { drifterTarget } from './targets/drifter';
+import { dualEraDiff } from './targets/dual-era-diff';
 import { HOSTILE } from './targets/hostile';
+import { hostileSurface } from './targets/hostile-surface';
 import { legacySse } from './targets/legacy-sse';
 import { modern, modernOnly } from './targets/modern';
 import { sessions20250326 } from './targets/sessions-2025-03-26';
@@ -47,7 +49,9 @@ const FLEET: readonly TargetDefinition[] = [
   catalogue,
   catalogueLegacy,
   ...DEFECT_TARGETS,
-  // Servers for surface snapshots and their history: after the defects, so every target above keeps its port.
+  // Surfaces (the dual-era server, a hostile one, the surface drifter): appended, so every target above keeps its port.
+  dualEraDiff,
+  hostileSurface,
   surfaceDrifter,
 ];
 

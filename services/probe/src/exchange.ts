@@ -43,6 +43,8 @@ export interface Exchange {
   truncated: boolean;
   /** The JSON-RPC response to this request, found in a JSON or an event-stream body. */
   response: JsonRpcMessage | undefined;
+  /** An event-stream answer's own text (its event's data), whole: `response` keeps only its first levels. */
+  answerText?: string;
   failure: ReachabilityFailure | null;
   /** A human account of the failure (no credentials). */
   error: string | undefined;
@@ -159,6 +161,7 @@ export async function send(
         const msg = parseJsonRpc(next.data);
         if (msg && 'id' in msg && msg.id === req.jsonRpcId && ('result' in msg || 'error' in msg)) {
           ex.response = msg;
+          ex.answerText = next.data;
           break;
         }
       }

@@ -41,6 +41,25 @@ export { isPassing, OUTCOME_NAMES, OUTCOMES, type Outcome, PASSING_OUTCOMES } fr
 export { displayUrl, redact, redactStrings, secretsOf } from './redact';
 export * from './revisions';
 export * from './script/script';
+export {
+  CANONICAL_MAX_DEPTH,
+  canonicalJson,
+  SurfaceBodyError,
+  sha256Hex,
+  snapshotOf,
+  surfaceFromBody,
+} from './surface/canonical';
+export { diffSurfaces, SCHEMA_MAX_DEPTH } from './surface/diff';
+export { fitSurface, isCutSchema, SCHEMA_CUT_KEY, sameText } from './surface/fit';
+export {
+  readSurface,
+  readSurfaceAt,
+  readSurfaces,
+  SURFACE_MAX_PAGES,
+  SURFACE_READ_MAX_MS,
+  SURFACE_READ_MAX_REQUESTS,
+  type SurfaceRead,
+} from './surface/read';
 export * from './surface/surface';
 export {
   DEFAULT_SCHEMES,
