@@ -128,15 +128,13 @@ const WATCHED: Record<string, string[]> = {
   'dual-era-diff': [],
 };
 
-/** Watched only when this fleet-sim has them: dual-era-diff comes with the cross-era checks. */
-const OPTIONAL = ['dual-era-diff'];
-
 /** Servers that also get a conformance test (one per era and generation), every 5 minutes. */
 const CONFORMANCE = ['modern', 'sessions-2025-11-25', 'legacy-sse'];
 
 /**
  * Servers that also get a surface test (what they offer per era, and its changes), and how often:
- * surface-drifter every minute, so each of its 2-minute stages is a snapshot of its own.
+ * surface-drifter every minute, so each of its 2-minute stages is a snapshot of its own;
+ * dual-era-diff, whose eras differ (a tool missing in one, a schema different), every 5 minutes.
  */
 const SURFACE: Record<string, string> = { 'surface-drifter': '1m', 'dual-era-diff': '5m' };
 
@@ -160,25 +158,23 @@ export function demoFleetYaml(sim: Sim, intervalSeconds = 15): string {
     {
       regions: [...DEMO_REGIONS],
       defaults: { interval: `${intervalSeconds}s`, timeout: `${Math.min(5, intervalSeconds)}s` },
-      servers: Object.entries(WATCHED)
-        .filter(([name]) => !OPTIONAL.includes(name) || sim.targets.some((t) => t.name === name))
-        .map(([name, pins]) => ({
-          name,
-          url: sim.target(name).url,
-          tests: [
-            { revision: 'newest' },
-            ...pins.map((pin) => ({ revision: pin })),
-            ...(CONFORMANCE.includes(name)
-              ? [{ revision: 'newest', depth: 'conformance' as const, interval: '5m' }]
-              : []),
-            ...(SURFACE[name] ? [{ revision: 'newest', depth: 'surface' as const, interval: SURFACE[name] }] : []),
-            // A script test's keys are its steps and allowWrites, beside revision and depth.
-            ...(SCRIPTS[name]
-              ? [{ revision: 'newest', depth: 'script' as const, interval: '1m', ...SCRIPTS[name] }]
-              : []),
-          ],
-          ...(name.startsWith('drifter') || name === 'modern' ? { detection: { interval: '2m' } } : {}),
-        })),
+      servers: Object.entries(WATCHED).map(([name, pins]) => ({
+        name,
+        url: sim.target(name).url,
+        tests: [
+          { revision: 'newest' },
+          ...pins.map((pin) => ({ revision: pin })),
+          ...(CONFORMANCE.includes(name)
+            ? [{ revision: 'newest', depth: 'conformance' as const, interval: '5m' }]
+            : []),
+          ...(SURFACE[name] ? [{ revision: 'newest', depth: 'surface' as const, interval: SURFACE[name] }] : []),
+          // A script test's keys are its steps and allowWrites, beside revision and depth.
+          ...(SCRIPTS[name]
+            ? [{ revision: 'newest', depth: 'script' as const, interval: '1m', ...SCRIPTS[name] }]
+            : []),
+        ],
+        ...(name.startsWith('drifter') || name === 'modern' ? { detection: { interval: '2m' } } : {}),
+      })),
       // The demo fleet runs on loopback.
       policy: { allow: ['127.0.0.0/8'] },
     },

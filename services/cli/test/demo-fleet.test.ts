@@ -220,8 +220,11 @@ describe("the demo's fleet file", () => {
         },
       },
     ]);
-    // Servers this fleet-sim does not run are left out, not written with a URL that goes nowhere.
-    expect(fleet.servers.map((s) => s.name)).not.toContain('dual-era-diff');
+    // And dual-era-diff, whose eras differ, with a surface test every 5 minutes.
+    expect(fleet.servers.find((s) => s.name === 'dual-era-diff')?.tests).toMatchObject([
+      { mode: 'newest', depth: 'handshake' },
+      { mode: 'newest', depth: 'surface', intervalMs: 300_000 },
+    ]);
   });
 
   it('gets from surface-drifter what its script expects, at every stage of the cycle', async () => {
