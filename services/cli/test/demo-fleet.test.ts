@@ -3,11 +3,12 @@
 // severity (an addition, a warning, a breaking change) and back. One cycle is walked step by step
 // against the real servers (no clock): apply the steps of a minute, then run every test the demo
 // keeps on the drifters once, with the probe's own handshake and the revision the test spoke last,
-// as the agents do, and read surface-drifter's tools with the official SDK client in both eras.
+// as the agents do, and read surface-drifter's surface in each era and diff it against the last read
+// of the same era, as a surface test and ingest do.
 
 import { parseFleet } from '@mcp-fleet/config';
 import { type DriftStep, isSurfaceDriftStep, type Sim, startSim } from '@mcp-fleet/fleet-sim';
-import { handshake, type Revision } from '@mcp-fleet/probe';
+import { diffSurfaces, handshake, type Revision, readSurfaces, type Surface, surfaceFromBody } from '@mcp-fleet/probe';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_CYCLE_MS, demoDrift, demoFleetYaml, demoStateAt } from '../src/demo-fleet';
@@ -27,43 +28,15 @@ const stateIn = (sim: Sim, target: string, like: DriftStep) => {
   return isSurfaceDriftStep(like) ? `surface ${t.surfaceStage}` : t.supports.join(' ');
 };
 
-/** Each tool's parameters as a client sees them (`?` when optional), read with the SDK client in `revision`. */
-async function toolsIn(url: string, revision: Revision): Promise<Map<string, string[]>> {
-  const info = { name: 'demo-test', version: '0' };
-  const client =
-    revision === '2026-07-28'
-      ? new Client(info, { versionNegotiation: { mode: { pin: revision } } })
-      : new Client(info, { supportedProtocolVersions: [revision] });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
-  try {
-    const { tools } = await client.listTools();
-    return new Map(
-      tools.map((tool) => {
-        const required = new Set(tool.inputSchema.required ?? []);
-        return [tool.name, Object.keys(tool.inputSchema.properties ?? {}).map((p) => (required.has(p) ? p : `${p}?`))];
-      }),
-    );
-  } finally {
-    await client.close();
+/** What surface-drifter offers in each era now, read as a surface test reads it. */
+async function surfacesOf(url: string): Promise<Map<string, Surface>> {
+  const reads = await readSurfaces(url);
+  const out = new Map<string, Surface>();
+  for (const read of reads) {
+    expect(read.snapshot, `${read.era}: ${read.message}`).not.toBeNull();
+    out.set(read.era, surfaceFromBody(read.snapshot!.body));
   }
-}
-
-/** What changed between two readings, tool by tool, in the words of the change history. */
-function changes(was: Map<string, string[]>, now: Map<string, string[]>): string {
-  const out: string[] = [];
-  for (const [tool, params] of now) {
-    const before = was.get(tool) ?? [];
-    const bare = (p: string) => p.replace('?', '');
-    const said: string[] = [];
-    for (const p of params) {
-      const old = before.find((b) => bare(b) === bare(p));
-      if (old === undefined) said.push(`parameter ${bare(p)} added${p.endsWith('?') ? ' (optional)' : ''}`);
-      else if (old !== p) said.push(`parameter ${bare(p)} now ${p.endsWith('?') ? 'optional' : 'required'}`);
-    }
-    for (const b of before) if (!params.some((p) => bare(p) === bare(b))) said.push(`parameter ${bare(b)} removed`);
-    if (said.length) out.push(`${tool}: ${said.join(', ')}`);
-  }
-  return out.join('; ');
+  return out;
 }
 
 let sim: Sim;
@@ -80,13 +53,13 @@ describe("the demo's drift", () => {
     for (const step of start) expect(stateIn(sim, step.target, step)).toBe(stateOf(step));
   });
 
-  it('gives an era move each way, a downgrade and a failing pin in one cycle, then repeats', async () => {
+  it('gives an era move each way, a downgrade, a failing pin and a surface change of each severity in one cycle, then repeats', async () => {
     const cycle = demoDrift().filter((s) => s.afterMs > 0 && s.afterMs < DEMO_CYCLE_MS);
     const minutes = [0, ...new Set(cycle.map((s) => s.afterMs / 60_000))];
     const current = new Map<string, Revision>();
     const pinState = new Map<string, string>();
     const pinSpoke = new Set<string>();
-    let tools: Map<string, string[]> | undefined;
+    let surfaces: Map<string, Surface> | undefined;
     const events: string[] = [];
 
     for (const minute of minutes) {
@@ -114,16 +87,25 @@ describe("the demo's drift", () => {
         if (pinState.get(key) !== state) events.push(`${minute} min ${key}: ${state}`);
         pinState.set(key, state);
       }
-      // The surface tests read every era: both serve the same tools at every stage.
-      const url = sim.target(SURFACE_DRIFTER).url;
-      const [modern, legacy] = [await toolsIn(url, '2026-07-28'), await toolsIn(url, '2025-11-25')];
-      expect(legacy, `${minute} min: both eras`).toEqual(modern);
-      if (tools === undefined)
+      // The surface test reads every era; ingest diffs each against the last read of its era.
+      const now = await surfacesOf(sim.target(SURFACE_DRIFTER).url);
+      expect([...now.keys()].sort(), `${minute} min`).toEqual(['legacy', 'modern']);
+      expect(now.get('legacy')!.tools, `${minute} min: both eras offer the same`).toEqual(now.get('modern')!.tools);
+      if (surfaces === undefined)
         events.push(
-          `${minute} min ${SURFACE_DRIFTER}: ${[...modern].map(([t, p]) => `${t}(${p.join(', ')})`).join(' ')}`,
+          `${minute} min ${SURFACE_DRIFTER}: ${now
+            .get('modern')!
+            .tools.map((t) => t.name)
+            .join(', ')}`,
         );
-      else if (changes(tools, modern)) events.push(`${minute} min ${SURFACE_DRIFTER}: ${changes(tools, modern)}`);
-      tools = modern;
+      else {
+        const [legacy, modern] = (['legacy', 'modern'] as const).map((era) =>
+          diffSurfaces(surfaces!.get(era)!, now.get(era)!).map((c) => `${c.severity}: ${c.message}`),
+        );
+        expect(legacy, `${minute} min: the same changes in both eras`).toEqual(modern);
+        for (const change of modern!) events.push(`${minute} min ${SURFACE_DRIFTER}: ${change}`);
+      }
+      surfaces = now;
     }
 
     expect(events).toEqual([
@@ -132,20 +114,19 @@ describe("the demo's drift", () => {
       '0 min drifter-pinned: speaks 2025-11-25',
       '0 min drifter-pinned 2025-03-26: passes',
       '0 min drifter-pinned 2025-11-25: passes',
-      '0 min surface-drifter: get_weather(city, units?) create_order(item, quantity, currency?)',
+      '0 min surface-drifter: create_order, get_weather',
       '1 min drifter-modern: now 2026-07-28, was 2025-11-25 (success)',
       '2 min drifter: now 2025-06-18, was 2025-11-25 (downgrade)',
-      // An addition (info).
-      '2 min surface-drifter: create_order: parameter note added (optional)',
+      '2 min surface-drifter: info: tool `create_order`: optional parameter `note` added',
       '3 min drifter-pinned 2025-03-26: Server no longer speaks protocol 2025-03-26',
-      // A warning.
-      '4 min surface-drifter: get_weather: parameter units removed',
-      // The breaking change.
-      '6 min surface-drifter: create_order: parameter currency now required',
+      '4 min surface-drifter: warning: tool `get_weather`: optional parameter `units` removed',
+      '6 min surface-drifter: breaking: tool `create_order`: parameter `currency` now required',
       '7 min drifter-modern: now 2025-11-25, was 2026-07-28 (downgrade)',
       '7 min drifter-pinned 2025-03-26: passes',
-      // Back to the base: nothing a client relies on goes away but the optional note.
-      '8 min surface-drifter: get_weather: parameter units added (optional); create_order: parameter currency now optional, parameter note removed',
+      // Back to the base: nothing breaks on the way back.
+      '8 min surface-drifter: info: tool `create_order`: parameter `currency` now optional',
+      '8 min surface-drifter: warning: tool `create_order`: optional parameter `note` removed',
+      '8 min surface-drifter: info: tool `get_weather`: optional parameter `units` added',
     ]);
 
     // From 8 minutes everything is back where the cycle started, so the next cycle repeats it.
