@@ -9,7 +9,8 @@
 // downgrade it records is one the script made (possibly while the monitor was down); the history
 // of earlier runs stays true. (A fresh database starts the story from the beginning.)
 import { fleetToYaml } from '@mcp-fleet/config';
-import type { DriftStep, Revision, Sim } from '@mcp-fleet/fleet-sim';
+import { type DriftStep, isSurfaceDriftStep, type Sim } from '@mcp-fleet/fleet-sim';
+import type { Script } from '@mcp-fleet/probe';
 import { type Db, firstCreatedAt } from '@mcp-fleet/store';
 
 export const DEMO_REGIONS = ['eu-west', 'us-east'];
@@ -20,49 +21,69 @@ const CYCLES = 12;
  * What each drifter speaks when a cycle starts, and again from 7 minutes. A newest-supported test
  * moves only on an era signal (docs/protocol.md#era-signals), so a move needs a revision to go
  * away: drifter-modern starts legacy-only, its tests settle on 2025-11-25, and losing it makes them
- * look up 2026-07-28.
+ * look up 2026-07-28. surface-drifter serves its base surface (stage 0) when a cycle starts.
  */
-const START: Record<string, Revision[]> = {
-  'drifter-modern': ['2025-11-25'],
-  drifter: ['2025-06-18', '2025-11-25'],
-  'drifter-pinned': ['2025-03-26', '2025-06-18', '2025-11-25'],
-};
+const START: DriftStep[] = [
+  { afterMs: 0, target: 'drifter-modern', revisions: ['2025-11-25'] },
+  { afterMs: 0, target: 'drifter', revisions: ['2025-06-18', '2025-11-25'] },
+  { afterMs: 0, target: 'drifter-pinned', revisions: ['2025-03-26', '2025-06-18', '2025-11-25'] },
+  { afterMs: 0, target: 'surface-drifter', surface: 0 },
+];
 
-/** One cycle (of DEMO_CYCLE_MS): moves at 1, 2 and 3 minutes; everything back at 7 minutes. */
-const MOVES: { atMs: number; target: string; revisions: Revision[] }[] = [
-  { atMs: 60_000, target: 'drifter-modern', revisions: ['2026-07-28'] },
-  { atMs: 120_000, target: 'drifter', revisions: ['2025-06-18'] },
-  { atMs: 180_000, target: 'drifter-pinned', revisions: ['2025-06-18', '2025-11-25'] },
-  ...Object.entries(START).map(([target, revisions]) => ({ atMs: 420_000, target, revisions })),
+/**
+ * One cycle (of DEMO_CYCLE_MS), times within it: era moves at 1, 2 and 3 minutes, the drifters back
+ * at 7; surface-drifter's tools change every 2 minutes, each stage one change its surface tests
+ * (every minute) see on its own: an addition at 2, a warning at 4, a breaking change at 6, and back
+ * to the base at 8 (a warning and two additions, nothing breaking).
+ */
+const MOVES: DriftStep[] = [
+  { afterMs: 60_000, target: 'drifter-modern', revisions: ['2026-07-28'] },
+  { afterMs: 120_000, target: 'drifter', revisions: ['2025-06-18'] },
+  { afterMs: 120_000, target: 'surface-drifter', surface: 1 },
+  { afterMs: 180_000, target: 'drifter-pinned', revisions: ['2025-06-18', '2025-11-25'] },
+  { afterMs: 240_000, target: 'surface-drifter', surface: 2 },
+  { afterMs: 360_000, target: 'surface-drifter', surface: 3 },
+  ...START.filter((step) => !isSurfaceDriftStep(step)).map((step) => ({ ...step, afterMs: 420_000 })),
+  { afterMs: 480_000, target: 'surface-drifter', surface: 0 },
 ];
 
 /** The cycle's moves for a cycle of `cycleMs` (the script scaled: a test plays it faster). */
-function movesOf(cycleMs: number) {
-  return MOVES.map((m) => ({ ...m, atMs: Math.round((m.atMs * cycleMs) / DEMO_CYCLE_MS) }));
+function movesOf(cycleMs: number): DriftStep[] {
+  return MOVES.map((m) => ({ ...m, afterMs: Math.round((m.afterMs * cycleMs) / DEMO_CYCLE_MS) }));
 }
 
 /** The demo's script: the starting state at 0 ms (applied before the sim answers), then the cycles. */
 export function demoDrift(): DriftStep[] {
   const steps = demoStateAt(0);
   for (let c = 0; c < CYCLES; c += 1)
-    for (const m of MOVES)
-      steps.push({ afterMs: c * DEMO_CYCLE_MS + m.atMs, target: m.target, revisions: m.revisions });
+    for (const m of MOVES) steps.push({ ...m, afterMs: c * DEMO_CYCLE_MS + m.afterMs });
   return steps;
 }
 
-/** What each drifter speaks `elapsedMs` into the demo, as steps at 0 ms (startSim applies them before it answers). */
+/**
+ * What each scripted target speaks (or serves) `elapsedMs` into the demo, as steps at 0 ms (startSim
+ * applies them before it answers). Each target is scripted by one kind of step, revisions or surface.
+ */
 export function demoStateAt(elapsedMs: number, cycleMs = DEMO_CYCLE_MS): DriftStep[] {
   const phase = Math.max(0, elapsedMs) % cycleMs;
-  const state = new Map(Object.entries(START));
-  for (const m of movesOf(cycleMs)) if (m.atMs <= phase) state.set(m.target, m.revisions);
-  return [...state].map(([target, revisions]) => ({ afterMs: 0, target, revisions }));
+  const state = new Map(START.map((step) => [step.target, step]));
+  for (const m of movesOf(cycleMs)) if (m.afterMs <= phase) state.set(m.target, m);
+  return [...state.values()].map((step) => ({ ...step, afterMs: 0 }));
 }
 
 /** How long after `elapsedMs` the script's next move comes. */
 function untilNextMove(elapsedMs: number, cycleMs: number): number {
   const phase = Math.max(0, elapsedMs) % cycleMs;
-  const next = movesOf(cycleMs).find((m) => m.atMs > phase);
-  return next ? next.atMs - phase : cycleMs - phase + Math.min(...movesOf(cycleMs).map((m) => m.atMs));
+  const next = movesOf(cycleMs).find((m) => m.afterMs > phase);
+  return next ? next.afterMs - phase : cycleMs - phase + Math.min(...movesOf(cycleMs).map((m) => m.afterMs));
+}
+
+/** Whether `sim` already is where `step` puts its target. */
+function holds(sim: Sim, step: DriftStep): boolean {
+  const target = sim.target(step.target);
+  return isSurfaceDriftStep(step)
+    ? target.surfaceStage === step.surface
+    : target.supports.join() === step.revisions.join();
 }
 
 /** When the demo began in this database: its first server's creation, or null before its first start. */
@@ -78,8 +99,11 @@ export function playDemoDrift(sim: Sim, epoch: Date, cycleMs = DEMO_CYCLE_MS): (
   let timer: NodeJS.Timeout | undefined;
   const tick = () => {
     const elapsed = Date.now() - epoch.getTime();
-    for (const step of demoStateAt(elapsed, cycleMs))
-      if (sim.target(step.target).supports.join() !== step.revisions.join()) sim.drift(step.target, step.revisions);
+    for (const step of demoStateAt(elapsed, cycleMs)) {
+      if (holds(sim, step)) continue;
+      if (isSurfaceDriftStep(step)) sim.driftSurface(step.target, step.surface);
+      else sim.drift(step.target, step.revisions);
+    }
     timer = setTimeout(tick, untilNextMove(elapsed, cycleMs));
     timer.unref();
   };
@@ -100,10 +124,33 @@ const WATCHED: Record<string, string[]> = {
   'drifter-pinned': ['2025-03-26', '2025-11-25'],
   'rate-limited': [],
   unavailable: [],
+  'surface-drifter': [],
+  'dual-era-diff': [],
 };
 
 /** Servers that also get a conformance test (one per era and generation), every 5 minutes. */
 const CONFORMANCE = ['modern', 'sessions-2025-11-25', 'legacy-sse'];
+
+/**
+ * Servers that also get a surface test (what they offer per era, and its changes), and how often:
+ * surface-drifter every minute, so each of its 2-minute stages is a snapshot of its own;
+ * dual-era-diff, whose eras differ (a tool missing in one, a schema different), every 5 minutes.
+ */
+const SURFACE: Record<string, string> = { 'surface-drifter': '1m', 'dual-era-diff': '5m' };
+
+/** Scripted checks (every minute): a short conversation replayed, with what its answers must hold. */
+const SCRIPTS: Record<string, Script> = {
+  // get_weather is read-only at every stage of surface-drifter, so the script runs without allowWrites.
+  'surface-drifter': {
+    steps: [
+      {
+        method: 'tools/call',
+        params: { name: 'get_weather', arguments: { city: 'Paris' } },
+        expect: [{ isError: false }, { path: '$.content[0].text', contains: 'Weather in Paris' }, { latencyMs: 2000 }],
+      },
+    ],
+  },
+};
 
 /** The demo's fleet file, written as an operator would write it. */
 export function demoFleetYaml(sim: Sim, intervalSeconds = 15): string {
@@ -119,6 +166,11 @@ export function demoFleetYaml(sim: Sim, intervalSeconds = 15): string {
           ...pins.map((pin) => ({ revision: pin })),
           ...(CONFORMANCE.includes(name)
             ? [{ revision: 'newest', depth: 'conformance' as const, interval: '5m' }]
+            : []),
+          ...(SURFACE[name] ? [{ revision: 'newest', depth: 'surface' as const, interval: SURFACE[name] }] : []),
+          // A script test's keys are its steps and allowWrites, beside revision and depth.
+          ...(SCRIPTS[name]
+            ? [{ revision: 'newest', depth: 'script' as const, interval: '1m', ...SCRIPTS[name] }]
             : []),
         ],
         ...(name.startsWith('drifter') || name === 'modern' ? { detection: { interval: '2m' } } : {}),

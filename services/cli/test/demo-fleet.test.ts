@@ -1,44 +1,72 @@
 // The demo's scripted drift does what the README promises of `mcp-fleet up`: within a cycle an era
-// move each way, a downgrade and a failing pin. One cycle is walked step by step against the real
-// drifters (no clock): apply the steps of a minute, then run every test the demo keeps on them once,
-// with the probe's own handshake and the revision the test spoke last, as the agents do.
+// move each way, a downgrade and a failing pin, and surface-drifter's tools changing once of each
+// severity (an addition, a warning, a breaking change) and back. One cycle is walked step by step
+// against the real servers (no clock): apply the steps of a minute, then run every test the demo
+// keeps on the drifters once, with the probe's own handshake and the revision the test spoke last,
+// as the agents do, and read surface-drifter's surface in each era and diff it against the last read
+// of the same era, as a surface test and ingest do.
 
-import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
-import { handshake, type Revision } from '@mcp-fleet/probe';
+import { parseFleet } from '@mcp-fleet/config';
+import { type DriftStep, isSurfaceDriftStep, type Sim, startSim } from '@mcp-fleet/fleet-sim';
+import { diffSurfaces, handshake, type Revision, readSurfaces, type Surface, surfaceFromBody } from '@mcp-fleet/probe';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_CYCLE_MS, demoDrift, demoStateAt } from '../src/demo-fleet';
+import { DEMO_CYCLE_MS, demoDrift, demoFleetYaml, demoStateAt } from '../src/demo-fleet';
 
 const DRIFTERS = ['drifter-modern', 'drifter', 'drifter-pinned'];
+const SURFACE_DRIFTER = 'surface-drifter';
 /** The pins demoFleetYaml keeps on the drifters (every watched server also has a newest test). */
 const PINS: [string, Revision][] = [
   ['drifter-pinned', '2025-03-26'],
   ['drifter-pinned', '2025-11-25'],
 ];
 
+/** Where a step puts its target, as one string: the revisions it speaks, or its surface stage. */
+const stateOf = (step: DriftStep) => (isSurfaceDriftStep(step) ? `surface ${step.surface}` : step.revisions.join(' '));
+const stateIn = (sim: Sim, target: string, like: DriftStep) => {
+  const t = sim.target(target);
+  return isSurfaceDriftStep(like) ? `surface ${t.surfaceStage}` : t.supports.join(' ');
+};
+
+/** What surface-drifter offers in each era now, read as a surface test reads it. */
+async function surfacesOf(url: string): Promise<Map<string, Surface>> {
+  const reads = await readSurfaces(url);
+  const out = new Map<string, Surface>();
+  for (const read of reads) {
+    expect(read.snapshot, `${read.era}: ${read.message}`).not.toBeNull();
+    out.set(read.era, surfaceFromBody(read.snapshot!.body));
+  }
+  return out;
+}
+
 let sim: Sim;
 beforeAll(async () => {
   // Only the starting state, which startSim applies before it returns; the walk applies the rest.
-  sim = await startSim({ only: DRIFTERS, script: demoDrift().filter((s) => s.afterMs === 0) });
+  sim = await startSim({ only: [...DRIFTERS, SURFACE_DRIFTER], script: demoDrift().filter((s) => s.afterMs === 0) });
 });
 afterAll(() => sim?.close());
 
 describe("the demo's drift", () => {
-  it('starts each drifter where the script says, before any request', () => {
-    for (const step of demoDrift().filter((s) => s.afterMs === 0)) {
-      expect(sim.target(step.target).supports).toEqual(step.revisions);
-    }
+  it('starts each scripted target where the script says, before any request', () => {
+    const start = demoDrift().filter((s) => s.afterMs === 0);
+    expect(start.map((s) => s.target).sort()).toEqual([...DRIFTERS, SURFACE_DRIFTER].sort());
+    for (const step of start) expect(stateIn(sim, step.target, step)).toBe(stateOf(step));
   });
 
-  it('gives an era move each way, a downgrade and a failing pin in one cycle, then repeats', async () => {
+  it('gives an era move each way, a downgrade, a failing pin and a surface change of each severity in one cycle, then repeats', async () => {
     const cycle = demoDrift().filter((s) => s.afterMs > 0 && s.afterMs < DEMO_CYCLE_MS);
     const minutes = [0, ...new Set(cycle.map((s) => s.afterMs / 60_000))];
     const current = new Map<string, Revision>();
     const pinState = new Map<string, string>();
     const pinSpoke = new Set<string>();
+    let surfaces: Map<string, Surface> | undefined;
     const events: string[] = [];
 
     for (const minute of minutes) {
-      for (const step of cycle.filter((s) => s.afterMs === minute * 60_000)) sim.drift(step.target, step.revisions);
+      for (const step of cycle.filter((s) => s.afterMs === minute * 60_000)) {
+        if (isSurfaceDriftStep(step)) sim.driftSurface(step.target, step.surface);
+        else sim.drift(step.target, step.revisions);
+      }
       for (const name of DRIFTERS) {
         const was = current.get(name);
         const run = await handshake(sim.target(name).url, { revision: 'newest', ...(was ? { current: was } : {}) });
@@ -59,6 +87,25 @@ describe("the demo's drift", () => {
         if (pinState.get(key) !== state) events.push(`${minute} min ${key}: ${state}`);
         pinState.set(key, state);
       }
+      // The surface test reads every era; ingest diffs each against the last read of its era.
+      const now = await surfacesOf(sim.target(SURFACE_DRIFTER).url);
+      expect([...now.keys()].sort(), `${minute} min`).toEqual(['legacy', 'modern']);
+      expect(now.get('legacy')!.tools, `${minute} min: both eras offer the same`).toEqual(now.get('modern')!.tools);
+      if (surfaces === undefined)
+        events.push(
+          `${minute} min ${SURFACE_DRIFTER}: ${now
+            .get('modern')!
+            .tools.map((t) => t.name)
+            .join(', ')}`,
+        );
+      else {
+        const [legacy, modern] = (['legacy', 'modern'] as const).map((era) =>
+          diffSurfaces(surfaces!.get(era)!, now.get(era)!).map((c) => `${c.severity}: ${c.message}`),
+        );
+        expect(legacy, `${minute} min: the same changes in both eras`).toEqual(modern);
+        for (const change of modern!) events.push(`${minute} min ${SURFACE_DRIFTER}: ${change}`);
+      }
+      surfaces = now;
     }
 
     expect(events).toEqual([
@@ -67,38 +114,119 @@ describe("the demo's drift", () => {
       '0 min drifter-pinned: speaks 2025-11-25',
       '0 min drifter-pinned 2025-03-26: passes',
       '0 min drifter-pinned 2025-11-25: passes',
+      '0 min surface-drifter: create_order, get_weather',
       '1 min drifter-modern: now 2026-07-28, was 2025-11-25 (success)',
       '2 min drifter: now 2025-06-18, was 2025-11-25 (downgrade)',
+      '2 min surface-drifter: info: tool `create_order`: optional parameter `note` added',
       '3 min drifter-pinned 2025-03-26: Server no longer speaks protocol 2025-03-26',
+      '4 min surface-drifter: warning: tool `get_weather`: optional parameter `units` removed',
+      '6 min surface-drifter: breaking: tool `create_order`: parameter `currency` now required',
       '7 min drifter-modern: now 2025-11-25, was 2026-07-28 (downgrade)',
       '7 min drifter-pinned 2025-03-26: passes',
+      // Back to the base: nothing breaks on the way back.
+      '8 min surface-drifter: info: tool `create_order`: parameter `currency` now optional',
+      '8 min surface-drifter: warning: tool `create_order`: optional parameter `note` removed',
+      '8 min surface-drifter: info: tool `get_weather`: optional parameter `units` added',
     ]);
 
-    // At 7 minutes every drifter is back where the cycle started, so the next cycle repeats it.
+    // From 8 minutes everything is back where the cycle started, so the next cycle repeats it.
     const start = demoDrift().filter((s) => s.afterMs === 0);
-    for (const step of start) expect(sim.target(step.target).supports).toEqual(step.revisions);
+    for (const step of start) expect(stateIn(sim, step.target, step)).toBe(stateOf(step));
     const next = demoDrift().filter((s) => s.afterMs >= DEMO_CYCLE_MS && s.afterMs < 2 * DEMO_CYCLE_MS);
     expect(next.map((s) => ({ ...s, afterMs: s.afterMs - DEMO_CYCLE_MS }))).toEqual(cycle);
   });
 
   it('knows where the script is at any time of the demo, so a restarted demo resumes it', () => {
     const speaks = (elapsedMs: number, cycleMs?: number) =>
-      Object.fromEntries(demoStateAt(elapsedMs, cycleMs).map((s) => [s.target, s.revisions.join(' ')]));
+      Object.fromEntries(demoStateAt(elapsedMs, cycleMs).map((s) => [s.target, stateOf(s)]));
     const start = speaks(0);
     expect(start).toEqual(
       Object.fromEntries(
         demoDrift()
           .filter((s) => s.afterMs === 0)
-          .map((s) => [s.target, s.revisions.join(' ')]),
+          .map((s) => [s.target, stateOf(s)]),
       ),
     );
-    // Four minutes in: the three moves made; eight minutes in: back to the start; and cycle after cycle.
-    const moved = { 'drifter-modern': '2026-07-28', drifter: '2025-06-18', 'drifter-pinned': '2025-06-18 2025-11-25' };
+    // Four minutes in: the three moves made and the surface at its warning; six and a half: at its
+    // breaking change; from eight minutes in: back to the start; and cycle after cycle.
+    const moved = {
+      'drifter-modern': '2026-07-28',
+      drifter: '2025-06-18',
+      'drifter-pinned': '2025-06-18 2025-11-25',
+      'surface-drifter': 'surface 2',
+    };
     expect(speaks(4 * 60_000)).toEqual(moved);
+    expect(speaks(6.5 * 60_000)).toEqual({ ...moved, 'surface-drifter': 'surface 3' });
+    expect(speaks(7.5 * 60_000)).toEqual({ ...start, 'surface-drifter': 'surface 3' });
     expect(speaks(8 * 60_000)).toEqual(start);
     expect(speaks(5 * DEMO_CYCLE_MS + 4 * 60_000)).toEqual(moved);
     // A faster cycle scales the script: 150 s long, the moves are at 15, 30 and 45 s.
     expect(speaks(14_000, 150_000)['drifter-modern']).toBe('2025-11-25');
     expect(speaks(15_000, 150_000)['drifter-modern']).toBe('2026-07-28');
+  });
+});
+
+describe("the demo's fleet file", () => {
+  // Needs the fleet file's script keys (steps, allowWrites), which config gains on issue16-pipeline.
+  it('watches surface-drifter with a surface test every minute and a read-only script', async () => {
+    // The whole fleet, as `mcp-fleet up` starts it.
+    const whole = await startSim();
+    let fleet: ReturnType<typeof parseFleet>;
+    try {
+      fleet = parseFleet(demoFleetYaml(whole), 'the demo fleet');
+    } finally {
+      await whole.close();
+    }
+    const server = fleet.servers.find((s) => s.name === SURFACE_DRIFTER);
+    expect(server?.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+    expect(server?.tests).toMatchObject([
+      { mode: 'newest', depth: 'handshake' },
+      { mode: 'newest', depth: 'surface', intervalMs: 60_000 },
+      {
+        mode: 'newest',
+        depth: 'script',
+        intervalMs: 60_000,
+        script: {
+          steps: [
+            {
+              method: 'tools/call',
+              params: { name: 'get_weather', arguments: { city: 'Paris' } },
+              expect: [
+                { isError: false },
+                { path: '$.content[0].text', contains: 'Weather in Paris' },
+                { latencyMs: 2000 },
+              ],
+            },
+          ],
+        },
+      },
+    ]);
+    // And dual-era-diff, whose eras differ, with a surface test every 5 minutes.
+    expect(fleet.servers.find((s) => s.name === 'dual-era-diff')?.tests).toMatchObject([
+      { mode: 'newest', depth: 'handshake' },
+      { mode: 'newest', depth: 'surface', intervalMs: 300_000 },
+    ]);
+  });
+
+  it('gets from surface-drifter what its script expects, at every stage of the cycle', async () => {
+    const client = new Client(
+      { name: 'demo-test', version: '0' },
+      { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+    );
+    await client.connect(new StreamableHTTPClientTransport(new URL(sim.target(SURFACE_DRIFTER).url)));
+    try {
+      for (const stage of [0, 1, 2, 3] as const) {
+        sim.driftSurface(SURFACE_DRIFTER, stage);
+        const { tools } = await client.listTools();
+        // The script runs without allowWrites: get_weather stays read-only.
+        expect(tools.find((t) => t.name === 'get_weather')?.annotations?.readOnlyHint, `stage ${stage}`).toBe(true);
+        const answer = await client.callTool({ name: 'get_weather', arguments: { city: 'Paris' } });
+        expect(answer.isError ?? false).toBe(false);
+        expect(answer.content).toMatchObject([{ type: 'text', text: expect.stringContaining('Weather in Paris') }]);
+      }
+    } finally {
+      sim.driftSurface(SURFACE_DRIFTER, 0);
+      await client.close();
+    }
   });
 });

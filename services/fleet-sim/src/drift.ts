@@ -117,6 +117,45 @@ export class Drifter {
   }
 }
 
+/**
+ * What a drifting surface serves (the `surface-drifter` target): 0 the base; 1 an addition (info);
+ * 2 a warning; 3 a breaking change. Each stage keeps the ones before it, so each step from one stage
+ * to the next is one change of one severity.
+ */
+export const SURFACE_STAGES = [0, 1, 2, 3] as const;
+export type SurfaceStage = (typeof SURFACE_STAGES)[number];
+
+export function isSurfaceStage(value: unknown): value is SurfaceStage {
+  return SURFACE_STAGES.includes(value as SurfaceStage);
+}
+
+/**
+ * A surface that changes at run time: the stage a server factory reads on each request. The SDK's
+ * createMcpHandler builds a fresh McpServer per request from its factory, so a new stage is served
+ * from the next request on, in every era, with no server to re-register or restart.
+ */
+export class SurfaceDrift {
+  #stage: SurfaceStage;
+
+  constructor(stage: SurfaceStage = 0) {
+    this.#stage = checkedStage(stage);
+  }
+
+  get stage(): SurfaceStage {
+    return this.#stage;
+  }
+
+  drift(stage: SurfaceStage): void {
+    this.#stage = checkedStage(stage);
+  }
+}
+
+function checkedStage(stage: SurfaceStage): SurfaceStage {
+  // A script read from a file or built at run time is not held to the type.
+  if (!isSurfaceStage(stage)) throw new Error(`a surface stage is one of ${SURFACE_STAGES.join(', ')}: ${stage}`);
+  return stage;
+}
+
 function checkedRevisions(revisions: readonly Revision[]): Revision[] {
   const ordered = orderRevisions(revisions);
   if (ordered.length === 0) throw new Error('a drift needs at least one revision');

@@ -4,6 +4,7 @@ export {
   defectTargetName,
   UNAVAILABLE_AFTER_BAD_INPUT_MS,
 } from './defects/defects';
+export { SURFACE_STAGES, type SurfaceStage } from './drift';
 export type { RequestRecord } from './request-log';
 export { REVISIONS, type Revision } from './revisions';
 export {
@@ -11,8 +12,11 @@ export {
   type DriftStep,
   HOSTILE_TARGET_NAMES,
   isDriftable,
+  isSurfaceDriftStep,
+  type RevisionDriftStep,
   type Sim,
   type SimOptions,
+  type SurfaceDriftStep,
   startSim,
   TARGET_NAMES,
 } from './sim';

@@ -1,5 +1,6 @@
 import { newestKnown, orderRevisions, type Revision } from '@mcp-fleet/probe';
 import { DEFECT_TARGETS } from './defects/defects';
+import { isSurfaceStage, type SurfaceStage } from './drift';
 import type { RequestRecord } from './request-log';
 import { RequestLog } from './request-log';
 import { LOOPBACK } from './serve';
@@ -19,6 +20,7 @@ import { sessions20250618 } from './targets/sessions-2025-06-18';
 import { sessions20251125 } from './targets/sessions-2025-11-25';
 import { closed, silent } from './targets/sockets';
 import { rateLimited, replies, unavailable, website } from './targets/status-walls';
+import { surfaceDrifter } from './targets/surface-drifter';
 
 /** The fleet in its fixed order: with a basePort, target i listens on basePort + i. */
 const FLEET: readonly TargetDefinition[] = [
@@ -47,9 +49,10 @@ const FLEET: readonly TargetDefinition[] = [
   catalogue,
   catalogueLegacy,
   ...DEFECT_TARGETS,
-  // Surfaces: appended, so every target above keeps its port.
+  // Surfaces (the dual-era server, a hostile one, the surface drifter): appended, so every target above keeps its port.
   dualEraDiff,
   hostileSurface,
+  surfaceDrifter,
 ];
 
 export const TARGET_NAMES: readonly string[] = FLEET.map((definition) => definition.name);
@@ -61,11 +64,26 @@ export function isDriftable(name: string): boolean {
   return name.startsWith('drifter');
 }
 
-/** A scheduled drift: `afterMs` after start (0: from the start), `target` starts speaking `revisions`. */
-export interface DriftStep {
+/**
+ * A scheduled drift: `afterMs` after start (0: from the start), `target` starts speaking `revisions`
+ * (a drifter), or serving its surface stage `surface` (a target with stages, such as surface-drifter).
+ */
+export type DriftStep = RevisionDriftStep | SurfaceDriftStep;
+
+export interface RevisionDriftStep {
   afterMs: number;
   target: string;
   revisions: Revision[];
+}
+
+export interface SurfaceDriftStep {
+  afterMs: number;
+  target: string;
+  surface: SurfaceStage;
+}
+
+export function isSurfaceDriftStep(step: DriftStep): step is SurfaceDriftStep {
+  return 'surface' in step;
 }
 
 export interface SimOptions {
@@ -89,6 +107,8 @@ export interface Sim {
   resetRequests(): void;
   /** Changes what a driftable target speaks, for new conversations. */
   drift(name: string, revisions: Revision[]): void;
+  /** Changes the surface stage a target with stages serves, from its next request on. */
+  driftSurface(name: string, stage: SurfaceStage): void;
   /** Closes every server, open stream and socket. */
   close(): Promise<void>;
 }
@@ -143,20 +163,32 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
     if (!isDriftable(name) || running.drift === undefined) throw new Error(`sim target ${name} does not drift`);
     running.drift(revisions);
   };
+  const driftSurface = (name: string, stage: SurfaceStage): void => {
+    const { running } = find(name);
+    if (running.driftSurface === undefined) throw new Error(`sim target ${name} has no surface stages`);
+    running.driftSurface(stage);
+  };
+  const apply = (step: DriftStep): void =>
+    isSurfaceDriftStep(step) ? driftSurface(step.target, step.surface) : drift(step.target, step.revisions);
 
   // Check the whole script up front so a bad step fails startSim, not a timer later.
   for (const step of script) {
-    find(step.target);
+    const { running } = find(step.target);
+    if (isSurfaceDriftStep(step)) {
+      if (running.driftSurface === undefined) throw new Error(`sim target ${step.target} has no surface stages`);
+      if (!isSurfaceStage(step.surface)) throw new Error(`drift of ${step.target} names no surface stage`);
+      continue;
+    }
     if (!isDriftable(step.target)) throw new Error(`sim target ${step.target} does not drift`);
     if (orderRevisions(step.revisions).length === 0) throw new Error(`drift of ${step.target} lists no revision`);
   }
   // A step at 0 ms is the starting state: applied before startSim returns, so no request sees
-  // what the target speaks by default.
-  for (const step of script) if (step.afterMs <= 0) drift(step.target, step.revisions);
+  // what the target speaks (or serves) by default.
+  for (const step of script) if (step.afterMs <= 0) apply(step);
   const timers = script
     .filter((step) => step.afterMs > 0)
     .map((step) => {
-      const timer = setTimeout(() => drift(step.target, step.revisions), step.afterMs);
+      const timer = setTimeout(() => apply(step), step.afterMs);
       timer.unref();
       return timer;
     });
@@ -170,6 +202,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
       kind: definition.kind,
       supports,
       newest: newestKnown(supports) ?? null,
+      surfaceStage: running.surfaceStage?.() ?? null,
     };
   };
 
@@ -183,6 +216,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
     connections: (name) => log.connections(name),
     resetRequests: () => log.reset(),
     drift,
+    driftSurface,
     close() {
       closing ??= (async () => {
         for (const timer of timers) clearTimeout(timer);

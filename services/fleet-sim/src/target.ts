@@ -1,3 +1,4 @@
+import type { SurfaceStage } from './drift';
 import type { RequestLog } from './request-log';
 import type { Revision } from './revisions';
 
@@ -10,6 +11,8 @@ export interface SimTarget {
   /** The revisions this target really accepts right now, oldest → newest. */
   supports: Revision[];
   newest: Revision | null;
+  /** The surface stage a target with stages serves now (surface-drifter); null for the others. */
+  surfaceStage: SurfaceStage | null;
 }
 
 export interface TargetContext {
@@ -25,6 +28,9 @@ export interface RunningTarget {
   close(): Promise<void>;
   /** Only driftable targets have it. */
   drift?(revisions: Revision[]): void;
+  /** Only targets with surface stages have these: the stage served now, and a change of it. */
+  surfaceStage?(): SurfaceStage;
+  driftSurface?(stage: SurfaceStage): void;
 }
 
 export interface TargetDefinition {
