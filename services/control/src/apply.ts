@@ -154,7 +154,7 @@ async function write(tx: Db, fleet: FleetDefinition): Promise<ApplySummary> {
 
 /** A test by its key: the one of that key retired last comes back (its history), else a new one. */
 async function addTest(tx: Db, serverId: string, t: TestDefinition): Promise<string> {
-  const before = await lastRetiredTest(tx, serverId, t.mode, t.pinnedRevision, t.depth);
+  const before = await lastRetiredTest(tx, serverId, t.mode, t.pinnedRevision, t.depth, t.script);
   if (before) {
     await reviveTest(tx, before.id);
     if (before.intervalMs !== t.intervalMs) await updateTest(tx, before.id, { intervalMs: t.intervalMs });
