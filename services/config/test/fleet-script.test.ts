@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { FleetFileError, parseFleet, ScriptSchema, scriptKey, testKey } from '../src';
 
-const fleet = (tests: string) => `servers:\n  - name: weather\n    url: https://weather.example.com/mcp\n    tests:\n${tests}`;
+const fleet = (tests: string) =>
+  `servers:\n  - name: weather\n    url: https://weather.example.com/mcp\n    tests:\n${tests}`;
 
 function problems(text: string): string[] {
   try {
@@ -28,7 +29,9 @@ const PARIS = `      - revision: newest
 describe('script and surface tests in the fleet file', () => {
   it('reads a surface test and a script test with its steps; allowWrites only when it says so', () => {
     const [weather] = parseFleet(
-      fleet(`      - { revision: newest, depth: surface }\n${PARIS}${PARIS.replace('Paris }', 'Oslo }')}        allowWrites: true\n`),
+      fleet(
+        `      - { revision: newest, depth: surface }\n${PARIS}${PARIS.replace('Paris }', 'Oslo }')}        allowWrites: true\n`,
+      ),
     ).servers;
     expect(weather!.tests[0]).toEqual({
       mode: 'newest',
@@ -68,11 +71,20 @@ describe('script and surface tests in the fleet file', () => {
   it('refuses steps where they do not belong, a script without them, too many, and a bad method (hostile file), with line and column', () => {
     const step = '          - method: tools/list\n';
     const cases: [string, RegExp][] = [
-      ['      - { revision: newest, steps: [{ method: tools/list }] }\n', /5:36: servers\[0\].tests\[0\]\.steps: only a test of `depth: script` has steps/],
-      ['      - { revision: newest, depth: surface, allowWrites: true }\n', /tests\[0\]\.allowWrites: only a test of `depth: script`/],
+      [
+        '      - { revision: newest, steps: [{ method: tools/list }] }\n',
+        /5:36: servers\[0\].tests\[0\]\.steps: only a test of `depth: script` has steps/,
+      ],
+      [
+        '      - { revision: newest, depth: surface, allowWrites: true }\n',
+        /tests\[0\]\.allowWrites: only a test of `depth: script`/,
+      ],
       ['      - { revision: newest, depth: script }\n', /tests\[0\]\.depth: a script test needs `steps:`/],
       ['      - { revision: newest, depth: script, steps: [] }\n', /tests\[0\]\.steps: at least one step/],
-      [`      - revision: newest\n        depth: script\n        steps:\n${step.repeat(17)}`, /steps: at most 16 steps/],
+      [
+        `      - revision: newest\n        depth: script\n        steps:\n${step.repeat(17)}`,
+        /steps: at most 16 steps/,
+      ],
       [
         '      - revision: newest\n        depth: script\n        steps:\n          - method: "tools/call; DROP TABLE runs"\n',
         /8:\d+.*steps\[0\]\.method: an MCP method such as tools\/call/,
