@@ -16,7 +16,12 @@ export function createV2Server(name: string, revisions?: readonly Revision[]): M
   );
   server.registerTool(
     'echo',
-    { description: 'Echoes the given text.', inputSchema: z.object({ text: z.string() }) },
+    // Read-only, and says so: a scripted check may call it without allowWrites.
+    {
+      description: 'Echoes the given text.',
+      inputSchema: z.object({ text: z.string() }),
+      annotations: { readOnlyHint: true },
+    },
     async ({ text }) => ({ content: [{ type: 'text', text }] }),
   );
   return server;

@@ -43,6 +43,11 @@ export interface Exchange {
   truncated: boolean;
   /** The JSON-RPC response to this request, found in a JSON or an event-stream body. */
   response: JsonRpcMessage | undefined;
+  /**
+   * An event-stream answer's JSON text, whole (`response` keeps only what the probe reads, `text`
+   * only the stream's first bytes): what a script's assertions and a replay's comparison judge.
+   */
+  answerText?: string;
   failure: ReachabilityFailure | null;
   /** A human account of the failure (no credentials). */
   error: string | undefined;
@@ -159,6 +164,7 @@ export async function send(
         const msg = parseJsonRpc(next.data);
         if (msg && 'id' in msg && msg.id === req.jsonRpcId && ('result' in msg || 'error' in msg)) {
           ex.response = msg;
+          ex.answerText = next.data;
           break;
         }
       }

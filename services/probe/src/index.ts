@@ -40,7 +40,18 @@ export type { ServerInfo } from './opening';
 export { isPassing, OUTCOME_NAMES, OUTCOMES, type Outcome, PASSING_OUTCOMES } from './outcomes';
 export { displayUrl, redact, redactStrings, secretsOf } from './redact';
 export * from './revisions';
+export { runScript, SCRIPT_MAX_MS, SCRIPT_MAX_REQUESTS, type ScriptOptions } from './script/run';
 export * from './script/script';
+export {
+  CANONICAL_MAX_DEPTH,
+  canonicalJson,
+  SurfaceBodyError,
+  sha256Hex,
+  snapshotOf,
+  surfaceFromBody,
+} from './surface/canonical';
+export { diffSurfaces, SCHEMA_MAX_DEPTH } from './surface/diff';
+export { isCutSchema, SCHEMA_CUT_KEY, sameText } from './surface/fit';
 export * from './surface/surface';
 export {
   DEFAULT_SCHEMES,

@@ -22,3 +22,4 @@ export * from './schema';
 export * as schema from './schema';
 export * from './server-health';
 export * from './servers-page';
+export * from './surface-reads';
