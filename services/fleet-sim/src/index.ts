@@ -25,6 +25,11 @@ export {
   CATALOGUE_TOOL_NAMES,
 } from './targets/catalogue';
 export {
+  DUAL_ERA_CHANGED_TOOL,
+  DUAL_ERA_LEGACY_ONLY_TOOL,
+  DUAL_ERA_RESOURCE_URI,
+} from './targets/dual-era-diff';
+export {
   DEEP_JSON_DEPTH,
   EMOJI_AT_PREVIEW_EDGE,
   GIB,
@@ -34,4 +39,5 @@ export {
   REDIRECT_DENIED_HOST,
   SSE_FLOOD_EVENTS_PER_SECOND,
 } from './targets/hostile-http';
+export { HOSTILE_SURFACE_BIG_TOOLS } from './targets/hostile-surface';
 export { simCaCertificate } from './targets/hostile-tls';

@@ -9,7 +9,9 @@ import { sseNoEndpoint, sseSlowEndpoint } from './targets/broken-sse';
 import { catalogue } from './targets/catalogue';
 import { catalogueLegacy } from './targets/catalogue-legacy';
 import { drifterTarget } from './targets/drifter';
+import { dualEraDiff } from './targets/dual-era-diff';
 import { HOSTILE } from './targets/hostile';
+import { hostileSurface } from './targets/hostile-surface';
 import { legacySse } from './targets/legacy-sse';
 import { modern, modernOnly } from './targets/modern';
 import { sessions20250326 } from './targets/sessions-2025-03-26';
@@ -45,6 +47,9 @@ const FLEET: readonly TargetDefinition[] = [
   catalogue,
   catalogueLegacy,
   ...DEFECT_TARGETS,
+  // Surfaces: appended, so every target above keeps its port.
+  dualEraDiff,
+  hostileSurface,
 ];
 
 export const TARGET_NAMES: readonly string[] = FLEET.map((definition) => definition.name);

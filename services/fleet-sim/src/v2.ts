@@ -35,7 +35,12 @@ export interface V2Endpoint {
 /** createMcpHandler served on node:http: the 2026-07-28 entry, optionally serving 2025 statelessly. */
 export function v2Endpoint(
   name: string,
-  options: { legacy: 'stateless' | 'reject'; revisions?: readonly Revision[]; create?: () => McpServer },
+  options: {
+    legacy: 'stateless' | 'reject';
+    revisions?: readonly Revision[];
+    /** Builds the server for one request; the SDK says which era it serves. */
+    create?: (ctx: { era: 'legacy' | 'modern' }) => McpServer;
+  },
 ): V2Endpoint {
   const create = options.create ?? (() => createV2Server(name, options.revisions));
   const handler = createMcpHandler(create, { legacy: options.legacy });

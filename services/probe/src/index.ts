@@ -51,7 +51,16 @@ export {
   surfaceFromBody,
 } from './surface/canonical';
 export { diffSurfaces, SCHEMA_MAX_DEPTH } from './surface/diff';
-export { isCutSchema, SCHEMA_CUT_KEY, sameText } from './surface/fit';
+export { fitSurface, isCutSchema, SCHEMA_CUT_KEY, sameText } from './surface/fit';
+export {
+  readSurface,
+  readSurfaceAt,
+  readSurfaces,
+  SURFACE_MAX_PAGES,
+  SURFACE_READ_MAX_MS,
+  SURFACE_READ_MAX_REQUESTS,
+  type SurfaceRead,
+} from './surface/read';
 export * from './surface/surface';
 export {
   DEFAULT_SCHEMES,
