@@ -1,0 +1,319 @@
+// Surfaces and scripts through the whole pipeline, all real: the fleet file's surface and script
+// tests → Postgres → scheduler → NATS job → agent (against fleet-sim's SDK server) → result →
+// ingest → Postgres. Then results forged on the bus (a trust boundary): a changed surface records
+// classified changes and the metric, once however often it is delivered; a hostile snapshot (a
+// forged hash, a body that is not its hash's, not canonical, not JSON, oversized, non-ASCII) is
+// refused with a clear error and writes nothing.
+import type { NatsBus, Result } from '@mcp-fleet/bus';
+import { handshakeJobId } from '@mcp-fleet/control';
+import { type Surface, snapshotOf, surfaceFromBody } from '@mcp-fleet/probe';
+import { runs, surfaceBlobs, surfaceChanges, surfaceHeads } from '@mcp-fleet/store';
+import { parseMetrics, seriesValue, waitFor } from '@mcp-fleet/testkit';
+import { jetstream } from '@nats-io/jetstream';
+import { and, eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestMonitor, type TestMonitor } from './support';
+
+interface ApiServer {
+  id: string;
+  name: string;
+  tests: { id: string; mode: string; depth: string; script: { steps: unknown[] } | null }[];
+}
+
+const SPARE = 'spare';
+
+describe('surfaces and scripts end to end on postgres+nats', () => {
+  let m: TestMonitor;
+  let modern: ApiServer;
+
+  beforeAll(async () => {
+    m = await startTestMonitor(
+      'postgres+nats',
+      [
+        {
+          name: 'modern',
+          tests: [],
+          surface: '3s',
+          scripts: [
+            {
+              interval: '3s',
+              steps: [
+                {
+                  method: 'tools/call',
+                  params: { name: 'echo', arguments: { text: 'Paris' } },
+                  expect: [{ isError: false }, { path: '$.content[0].text', equals: 'Paris' }, { latencyMs: 5000 }],
+                },
+              ],
+            },
+            {
+              interval: '3s',
+              steps: [
+                { method: 'tools/list' },
+                {
+                  method: 'tools/call',
+                  params: { name: 'echo', arguments: { text: 'Oslo' } },
+                  expect: [{ path: '$.content[0].text', contains: 'Paris' }],
+                },
+              ],
+            },
+          ],
+        },
+      ],
+      { interval: '3s', timeout: '2s', spareRegions: [SPARE] },
+    );
+    modern = (await m.api<{ servers: ApiServer[] }>('/api/servers')).body.servers.find((s) => s.name === 'modern')!;
+  }, 60_000);
+  afterAll(async () => {
+    await m?.close();
+  });
+
+  const db = () => m.store.db;
+  const testOf = (depth: string, i = 0) => modern.tests.filter((t) => t.depth === depth)[i]!;
+  const metric = async (name: string, labels: Record<string, string>) =>
+    seriesValue(parseMetrics(await (await fetch(`${m.control.url}/metrics`)).text()), name, labels);
+  const runsOf = (jobId: string) => db().select().from(runs).where(eq(runs.jobId, jobId));
+
+  it('a surface test: the agent reads each era, ingest stores one blob per content and a head per era and region, no change at first sight', async () => {
+    const surfaceTest = testOf('surface');
+    const heads = await waitFor(
+      'both eras read in both regions',
+      async () => {
+        const rows = await db().select().from(surfaceHeads).where(eq(surfaceHeads.serverId, modern.id));
+        return rows.length === 4 ? rows : undefined;
+      },
+      40_000,
+    );
+    expect(new Set(heads.map((h) => `${h.region}/${h.era}`))).toEqual(
+      new Set(['eu-west/legacy', 'eu-west/modern', 'us-east/legacy', 'us-east/modern']),
+    );
+    // The same server read from two regions is one blob per era's content, not four.
+    const hashes = new Set(heads.map((h) => h.hash));
+    const blobs = await db().select().from(surfaceBlobs);
+    for (const h of hashes) expect(blobs.some((b) => b.hash === h)).toBe(true);
+    const modernBlob = blobs.find((b) => b.hash === heads.find((h) => h.era === 'modern')!.hash)!;
+    const surface = surfaceFromBody(modernBlob.body);
+    expect(surface.tools.map((t) => t.name)).toContain('echo');
+    expect(snapshotOf(surface).hash).toBe(modernBlob.hash);
+    // Runs refer to it; nothing changed, so nothing was recorded.
+    const [run] = await db().select().from(runs).where(eq(runs.testId, surfaceTest.id)).limit(1);
+    expect(run!.surfaces).toEqual(expect.arrayContaining([expect.objectContaining({ era: 'modern' })]));
+    expect(await db().select().from(surfaceChanges).where(eq(surfaceChanges.serverId, modern.id))).toEqual([]);
+  }, 60_000);
+
+  it('a script test: its steps run in the negotiated revision; a failing step fails the run with the step as its assertion', async () => {
+    const scripts = modern.tests.filter((t) => t.depth === 'script');
+    expect(scripts).toHaveLength(2);
+    const passing = scripts.find((t) => t.script!.steps.length === 1)!;
+    const failing = scripts.find((t) => t.script!.steps.length === 2)!;
+    const ok = await waitFor(
+      'a passing script run',
+      async () => (await db().select().from(runs).where(eq(runs.testId, passing.id)).limit(1))[0],
+      30_000,
+    );
+    expect(ok.outcome).toBe('success');
+    expect(ok.script).toEqual([
+      expect.objectContaining({ index: 0, method: 'tools/call', name: 'echo', status: 'pass' }),
+    ]);
+    const bad = await waitFor(
+      'a failing script run',
+      async () => (await db().select().from(runs).where(eq(runs.testId, failing.id)).limit(1))[0],
+      30_000,
+    );
+    expect(bad.outcome).toBe('protocol_error');
+    expect(bad.message).toMatch(/^script: /);
+    expect(bad.assertion).toEqual(
+      expect.objectContaining({ name: 'mcp.script.step', expected: 'step 2 tools/call echo passes' }),
+    );
+    expect((bad.assertion as { message: string }).message).toMatch(/Paris/);
+    expect(bad.script).toEqual([
+      expect.objectContaining({ status: 'pass', method: 'tools/list' }),
+      expect.objectContaining({ status: 'fail', method: 'tools/call' }),
+    ]);
+  }, 60_000);
+
+  describe('forged results in a region no agent probes', () => {
+    let base: Surface;
+    let slot = Date.now() - 50 * 60_000;
+    const nextSlot = () => {
+      slot += 60_000;
+      return slot;
+    };
+
+    beforeAll(async () => {
+      const [head] = await db()
+        .select()
+        .from(surfaceHeads)
+        .where(and(eq(surfaceHeads.serverId, modern.id), eq(surfaceHeads.era, 'modern')))
+        .limit(1);
+      const [blob] = await db().select().from(surfaceBlobs).where(eq(surfaceBlobs.hash, head!.hash));
+      base = surfaceFromBody(blob!.body);
+    });
+
+    const result = (surfaces: unknown[], at = nextSlot()): Result => {
+      const testId = testOf('surface').id;
+      return {
+        jobId: handshakeJobId(testId, SPARE, at),
+        kind: 'handshake',
+        region: SPARE,
+        agent: 'forger',
+        serverId: modern.id,
+        testId,
+        slot: at,
+        scheduledAt: new Date(at).toISOString(),
+        startedAt: new Date(at + 100).toISOString(),
+        finishedAt: new Date(at + 200).toISOString(),
+        traceId: null,
+        conformance: null,
+        surfaces: surfaces as Result['surfaces'],
+        script: null,
+        run: {
+          mode: 'newest',
+          requested: '2026-07-28',
+          negotiated: '2026-07-28',
+          generation: 'stateless',
+          era: 'modern',
+          outcome: 'success',
+          message: 'forged',
+          previousRevision: null,
+          requests: 1,
+          millis: 1,
+          serverInfo: { name: 'forged', version: '1' },
+          assertion: null,
+          lookup: { performed: false, found: null, requests: 0 },
+          evidence: null,
+        },
+        detection: null,
+      };
+    };
+    const publishRaw = (r: Result | string, region = SPARE) =>
+      jetstream((m.bus as NatsBus).connection).publish(
+        `${m.namespace}.results.${region}`,
+        typeof r === 'string' ? r : JSON.stringify(r),
+      );
+    const changesIn = () =>
+      db()
+        .select()
+        .from(surfaceChanges)
+        .where(and(eq(surfaceChanges.serverId, modern.id), eq(surfaceChanges.region, SPARE)));
+
+    it('a changed surface records classified changes and counts them, once however often it is delivered', async () => {
+      const first = result([snapshotOf(base)]);
+      await publishRaw(first);
+      await waitFor('the first sight', async () => (await runsOf(first.jobId)).length === 1);
+      expect(await changesIn()).toEqual([]);
+
+      // echo gains a required parameter and a new description; a tool is added.
+      const echo = base.tools.find((t) => t.name === 'echo')!;
+      const schema = echo.inputSchema as { properties: Record<string, unknown>; required?: string[] };
+      const changed: Surface = {
+        ...base,
+        tools: [
+          ...base.tools.filter((t) => t.name !== 'echo'),
+          {
+            ...echo,
+            description: 'Echoes the given text, in a language.',
+            inputSchema: {
+              ...schema,
+              properties: { ...schema.properties, lang: { type: 'string' } },
+              required: [...(schema.required ?? []), 'lang'],
+            },
+          },
+          { name: 'reverse', description: 'Reverses.', inputSchema: { type: 'object' } },
+        ].sort((a, b) => (a.name < b.name ? -1 : 1)),
+      };
+      const breakingBefore = await metric('mcp_surface_changes_total', {
+        severity: 'breaking',
+        kind: 'tool',
+        region: SPARE,
+      });
+      const second = result([snapshotOf(changed)]);
+      await publishRaw(second);
+      await waitFor('the change', async () => (await runsOf(second.jobId)).length === 1);
+      const recorded = await changesIn();
+      const said = recorded.map((c) => `${c.severity} ${c.kind} ${c.name} ${c.change}`);
+      expect(said).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(/^breaking tool echo required_added/),
+          expect.stringMatching(/^warning tool echo description/),
+          expect.stringMatching(/^info tool reverse added/),
+        ]),
+      );
+      const [run] = await runsOf(second.jobId);
+      for (const c of recorded) {
+        expect(c.runId).toBe(run!.id);
+        expect(c.fromHash).toBe(snapshotOf(base).hash);
+        expect(c.toHash).toBe(snapshotOf(changed).hash);
+        expect(c.at.toISOString()).toBe(second.finishedAt);
+      }
+      expect(await metric('mcp_surface_changes_total', { severity: 'breaking', kind: 'tool', region: SPARE })).toBe(
+        breakingBefore + recorded.filter((c) => c.severity === 'breaking' && c.kind === 'tool').length,
+      );
+      const [head] = await db()
+        .select()
+        .from(surfaceHeads)
+        .where(and(eq(surfaceHeads.region, SPARE), eq(surfaceHeads.era, 'modern')));
+      expect(head!.hash).toBe(snapshotOf(changed).hash);
+
+      // Redelivered twice: nothing written twice, nothing counted twice.
+      const duplicatesBefore = await metric('mcp_ingest_total', { kind: 'handshake', result: 'duplicate' });
+      await publishRaw(second);
+      await publishRaw(second);
+      await waitFor(
+        'the duplicates',
+        async () =>
+          (await metric('mcp_ingest_total', { kind: 'handshake', result: 'duplicate' })) === duplicatesBefore + 2,
+      );
+      expect(await changesIn()).toHaveLength(recorded.length);
+      expect(await metric('mcp_surface_changes_total', { severity: 'breaking', kind: 'tool', region: SPARE })).toBe(
+        breakingBefore + recorded.filter((c) => c.severity === 'breaking' && c.kind === 'tool').length,
+      );
+
+      // The same surface again: the head is seen again, no change.
+      const third = result([snapshotOf(changed)]);
+      await publishRaw(third);
+      await waitFor('the unchanged one', async () => (await runsOf(third.jobId)).length === 1);
+      expect(await changesIn()).toHaveLength(recorded.length);
+    }, 60_000);
+
+    it('refuses a hostile snapshot with a clear error and writes nothing', async () => {
+      const good = snapshotOf(base);
+      const other = snapshotOf({ ...base, tools: [] });
+      // The same surface, its keys in another order: the same content under another hash.
+      const spaced = JSON.stringify(Object.fromEntries(Object.entries(JSON.parse(good.body)).reverse()));
+      const notJson = '{"era":"modern",';
+      const sha = (await import('node:crypto')).createHash;
+      const hashOf = (s: string) => sha('sha256').update(s).digest('hex');
+      const cases: { what: string; surfaces: unknown[]; by: 'store' | 'bus' }[] = [
+        { what: 'a hash that is not its body', surfaces: [{ ...good, hash: other.hash }], by: 'store' },
+        { what: 'a body that is not its hash', surfaces: [{ ...good, body: other.body }], by: 'store' },
+        { what: 'a body not canonical', surfaces: [{ ...good, body: spaced, hash: hashOf(spaced) }], by: 'store' },
+        { what: 'malformed JSON', surfaces: [{ ...good, body: notJson, hash: hashOf(notJson) }], by: 'store' },
+        { what: 'another era than its body', surfaces: [{ ...good, era: 'legacy' }], by: 'store' },
+        { what: 'two of one era', surfaces: [good, good], by: 'store' },
+        { what: 'a body with a line break', surfaces: [{ ...good, body: `${good.body}\n` }], by: 'bus' },
+        { what: 'an upper-case hash', surfaces: [{ ...good, hash: good.hash.toUpperCase() }], by: 'bus' },
+        { what: 'oversized', surfaces: [{ ...good, body: 'x'.repeat(90_001) }], by: 'bus' },
+        { what: 'non-ASCII', surfaces: [{ ...good, body: good.body.replace('echo', 'écho') }], by: 'bus' },
+      ];
+      for (const c of cases) {
+        const r = result(c.surfaces);
+        const rejected = await metric('mcp_ingest_total', { kind: 'handshake', result: 'rejected' });
+        const poison = m.bus.stats().poison;
+        const blobs = (await db().select({ hash: surfaceBlobs.hash }).from(surfaceBlobs)).length;
+        await publishRaw(r);
+        if (c.by === 'store')
+          await waitFor(
+            `${c.what} rejected`,
+            async () => (await metric('mcp_ingest_total', { kind: 'handshake', result: 'rejected' })) === rejected + 1,
+          );
+        else await waitFor(`${c.what} poison`, () => m.bus.stats().poison > poison);
+        expect(await runsOf(r.jobId), c.what).toEqual([]);
+        expect((await db().select({ hash: surfaceBlobs.hash }).from(surfaceBlobs)).length, c.what).toBe(blobs);
+      }
+      // Malformed JSON as the whole message: poison.
+      const poison = m.bus.stats().poison;
+      await publishRaw('{"jobId":');
+      await waitFor('a message that is not JSON', () => m.bus.stats().poison > poison);
+    }, 60_000);
+  });
+});
