@@ -114,11 +114,7 @@ export interface FileSurfacesInput {
 export async function fileSurfaces(tx: Db, input: FileSurfacesInput): Promise<RecordedSurfaceChange[]> {
   const recorded: RecordedSurfaceChange[] = [];
   for (const s of input.surfaces) {
-    await tx
-      .insert(surfaceBlobs)
-      // The canonical text as jsonb: read back, canonicalJson gives the same text (keys sorted).
-      .values({ hash: s.hash, body: sql`${s.body}::jsonb`, bytes: s.body.length, truncated: s.truncated })
-      .onConflictDoNothing({ target: surfaceBlobs.hash });
+    await keepBlob(tx, s);
     if (input.stale) continue;
     const where = and(
       eq(surfaceHeads.serverId, input.serverId),
@@ -179,6 +175,28 @@ export async function fileSurfaces(tx: Db, input: FileSurfacesInput): Promise<Re
     for (const c of changes) recorded.push({ ...c, era: s.era, region: input.region });
   }
   return recorded;
+}
+
+/**
+ * The blob of a snapshot, stored once. Retention may be deleting an unreferenced blob of the same
+ * content at this moment: the key-share lock holds it for this transaction (a delete then waits,
+ * and finds it referenced), and a blob deleted just before is stored again.
+ */
+async function keepBlob(tx: Db, s: VerifiedSurface): Promise<void> {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    await tx
+      .insert(surfaceBlobs)
+      // The canonical text as jsonb: read back, canonicalJson gives the same text (keys sorted).
+      .values({ hash: s.hash, body: sql`${s.body}::jsonb`, bytes: s.body.length, truncated: s.truncated })
+      .onConflictDoNothing({ target: surfaceBlobs.hash });
+    const held = await tx
+      .select({ hash: surfaceBlobs.hash })
+      .from(surfaceBlobs)
+      .where(eq(surfaceBlobs.hash, s.hash))
+      .for('key share');
+    if (held.length) return;
+  }
+  throw new Error(`surface blob ${s.hash} could not be kept`);
 }
 
 /** The references a run's row keeps. */
