@@ -275,6 +275,47 @@ describe('surfaces and scripts end to end on postgres+nats', () => {
       expect(await changesIn()).toHaveLength(recorded.length);
     }, 60_000);
 
+    it("the API shows a server's surface now and the changes, filtered and paged; a bad query is a 400 naming the parameter", async () => {
+      const surface = await m.api<{
+        surfaces: { region: string; era: string; hash: string; surface: { tools: { name: string }[] } }[];
+        changes: { severity: string; name: string; message: string }[];
+      }>(`/api/servers/${modern.id}/surface`);
+      expect(surface.status).toBe(200);
+      expect(surface.body.surfaces.map((s) => `${s.region}/${s.era}`)).toEqual(
+        expect.arrayContaining(['eu-west/modern', 'spare/modern', 'us-east/legacy']),
+      );
+      const spare = surface.body.surfaces.find((s) => s.region === SPARE)!;
+      expect(spare.surface.tools.map((t) => t.name)).toContain('reverse');
+      expect(surface.body.changes.some((c) => c.severity === 'breaking' && c.name === 'echo')).toBe(true);
+
+      const breaking = await m.api<{ changes: { severity: string; kind: string }[]; next: string | null }>(
+        `/api/surface-changes?severity=breaking&kind=tool&server=${modern.id}&since=24h&limit=1`,
+      );
+      expect(breaking.status).toBe(200);
+      expect(breaking.body.changes).toEqual([expect.objectContaining({ severity: 'breaking', kind: 'tool' })]);
+      const all = await m.api<{ changes: unknown[]; next: string | null }>(`/api/surface-changes?limit=1`);
+      expect(all.body.next).not.toBeNull();
+      const page2 = await m.api<{ changes: unknown[] }>(
+        `/api/surface-changes?limit=1&cursor=${encodeURIComponent(all.body.next!)}`,
+      );
+      expect(page2.body.changes).toHaveLength(1);
+      expect(page2.body.changes).not.toEqual(all.body.changes);
+      for (const [query, said] of [
+        ['severity=fatal', /severity: one of breaking, warning, info/],
+        ['kind=%27%3B%20drop%20table', /kind: one of/],
+        ['server=not-a-uuid', /server: a server id/],
+        ['until=yesterday', /until: an ISO time/],
+        ['limit=100000', /limit: a whole number from 1 to 500/],
+        ['cursor=abc', /cursor/],
+        [`cursor=${'x'.repeat(5000)}`, /cursor/],
+      ] as const) {
+        const res = await m.api<{ error: string }>(`/api/surface-changes?${query}`);
+        expect(res.status, query).toBe(400);
+        expect(JSON.stringify(res.body), query).toMatch(said);
+      }
+      expect((await m.api(`/api/servers/00000000-0000-4000-8000-000000000000/surface`)).status).toBe(404);
+    });
+
     it('refuses a hostile snapshot with a clear error and writes nothing', async () => {
       const good = snapshotOf(base);
       const other = snapshotOf({ ...base, tools: [] });
