@@ -131,6 +131,35 @@ describe('surfaces and scripts end to end on postgres+nats', () => {
     ]);
   }, 60_000);
 
+  it('the API takes a script test as the fleet file writes it, refuses the same script twice and steps where they do not belong', async () => {
+    const steps = [{ method: 'tools/list', expect: [{ path: '$.tools[0].name', equals: 'echo' }] }];
+    const made = await m.api<{ test: { id: string; depth: string; script: unknown } }>(
+      `/api/servers/${modern.id}/tests`,
+      { method: 'POST', json: { revision: 'newest', depth: 'script', steps } },
+    );
+    expect(made.status).toBe(201);
+    expect(made.body.test).toMatchObject({ depth: 'script', script: { steps } });
+    const again = await m.api(`/api/servers/${modern.id}/tests`, {
+      method: 'POST',
+      json: { revision: 'newest', depth: 'script', steps },
+    });
+    expect(again.status).toBe(409);
+    for (const [body, said] of [
+      [{ revision: 'newest', depth: 'surface', steps }, /only a test of depth `script` has steps/],
+      [{ revision: 'newest', depth: 'script' }, /a script test needs `steps`/],
+      [{ revision: 'newest', depth: 'script', steps: [{ method: 'Tools/Call' }] }, /an MCP method/],
+      [{ revision: 'newest', depth: 'script', steps: Array(17).fill({ method: 'tools/list' }) }, /at most 16 steps/],
+    ] as const) {
+      const res = await m.api(`/api/servers/${modern.id}/tests`, { method: 'POST', json: body });
+      expect(res.status, JSON.stringify(body).slice(0, 80)).toBe(400);
+      expect(JSON.stringify(res.body)).toMatch(said);
+    }
+    // GET shows it, and a server body carried back unchanged (with its script tests) is accepted.
+    const server = (await m.api<{ server: Record<string, unknown> }>(`/api/servers/${modern.id}`)).body.server;
+    const back = await m.api(`/api/servers/${modern.id}`, { method: 'PATCH', json: server });
+    expect(back.status).toBe(200);
+  });
+
   describe('forged results in a region no agent probes', () => {
     let base: Surface;
     let slot = Date.now() - 50 * 60_000;
