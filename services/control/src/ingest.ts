@@ -8,7 +8,7 @@
 // does not deduplicate results) writes nothing and is counted `duplicate`.
 import { type Bus, type Delivery, nakDelayMs, type Result, type Subscription } from '@mcp-fleet/bus';
 import { isRevision, type Revision } from '@mcp-fleet/probe';
-import { type EventLog, type RunChange, tellRun } from './events';
+import { type EventLog, type RunChange, tellRun, tellSurfaceChanges } from './events';
 import type { ControlMetrics } from './metrics';
 import { detectionJobId, handshakeJobId } from './slots';
 
@@ -21,7 +21,7 @@ export type RecordedRun =
       /** The test's current revision in the region after the run, as the store has it. */
       currentRevision: string | null;
       /** The surface changes the run recorded (store's RecordedSurfaceChange). */
-      surfaceChanges?: readonly { severity: string; kind: string }[];
+      surfaceChanges?: readonly { severity: string; kind: string; name: string; message: string; era?: string }[];
     });
 
 /** What ingest needs from the store. */
@@ -137,9 +137,11 @@ async function ingestOne(d: Delivery<Result>, opts: IngestOptions): Promise<void
       opts.metrics.ingest.inc({ kind: r.kind, result: out.duplicate ? 'duplicate' : 'written' });
       if (!out.duplicate && out.eraMove)
         opts.metrics.moves.inc({ from_version: out.eraMove.from, to_version: out.eraMove.to, region: r.region });
-      if (!out.duplicate)
+      if (!out.duplicate) {
         for (const c of out.surfaceChanges ?? [])
           opts.metrics.surfaceChanges.inc({ severity: c.severity, kind: c.kind, region: r.region });
+        tellSurfaceChanges(opts.log, r.region, out.server, out.surfaceChanges ?? []);
+      }
       // Told once, when the database has it: a duplicate wrote nothing and a stale run moved nothing.
       if (!out.duplicate && !out.stale) tellRun(opts.log, r.region, out, r.run);
       // A late result (an older slot) moved nothing in the store, and must not move the next job's

@@ -4,8 +4,11 @@
 // classified changes and the metric, once however often it is delivered; a hostile snapshot (a
 // forged hash, a body that is not its hash's, not canonical, not JSON, oversized, non-ASCII) is
 // refused with a clear error and writes nothing.
+
+import { Writable } from 'node:stream';
 import type { NatsBus, Result } from '@mcp-fleet/bus';
 import { handshakeJobId } from '@mcp-fleet/control';
+import { createLogger } from '@mcp-fleet/log';
 import { type Surface, snapshotOf, surfaceFromBody } from '@mcp-fleet/probe';
 import { runs, surfaceBlobs, surfaceChanges, surfaceHeads } from '@mcp-fleet/store';
 import { parseMetrics, seriesValue, waitFor } from '@mcp-fleet/testkit';
@@ -25,6 +28,14 @@ const SPARE = 'spare';
 describe('surfaces and scripts end to end on postgres+nats', () => {
   let m: TestMonitor;
   let modern: ApiServer;
+  // What control tells the operator (events.ts), one JSON line each.
+  const lines: { event?: string; msg: string; server?: string; region?: string }[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      for (const l of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(l));
+      done();
+    },
+  });
 
   beforeAll(async () => {
     m = await startTestMonitor(
@@ -59,7 +70,7 @@ describe('surfaces and scripts end to end on postgres+nats', () => {
           ],
         },
       ],
-      { interval: '3s', timeout: '2s', spareRegions: [SPARE] },
+      { interval: '3s', timeout: '2s', spareRegions: [SPARE], controlLog: createLogger('control', 'info', sink) },
     );
     modern = (await m.api<{ servers: ApiServer[] }>('/api/servers')).body.servers.find((s) => s.name === 'modern')!;
   }, 60_000);
@@ -283,6 +294,10 @@ describe('surfaces and scripts end to end on postgres+nats', () => {
         .where(and(eq(surfaceHeads.region, SPARE), eq(surfaceHeads.era, 'modern')));
       expect(head!.hash).toBe(snapshotOf(changed).hash);
 
+      // On call reads the breaking change once, as the history says it.
+      const told = () => lines.filter((l) => l.event === 'surface_breaking_change' && l.region === SPARE);
+      expect(told().map((l) => l.msg)).toEqual([expect.stringMatching(/^modern in spare: tool `echo`.*\(breaking\)$/)]);
+
       // Redelivered twice: nothing written twice, nothing counted twice.
       const duplicatesBefore = await metric('mcp_ingest_total', { kind: 'handshake', result: 'duplicate' });
       await publishRaw(second);
@@ -293,6 +308,7 @@ describe('surfaces and scripts end to end on postgres+nats', () => {
           (await metric('mcp_ingest_total', { kind: 'handshake', result: 'duplicate' })) === duplicatesBefore + 2,
       );
       expect(await changesIn()).toHaveLength(recorded.length);
+      expect(told()).toHaveLength(1);
       expect(await metric('mcp_surface_changes_total', { severity: 'breaking', kind: 'tool', region: SPARE })).toBe(
         breakingBefore + recorded.filter((c) => c.severity === 'breaking' && c.kind === 'tool').length,
       );
