@@ -137,7 +137,8 @@ export async function runJob(job: Job, ctx: JobContext): Promise<JobAnswer> {
         safely(ctx, () => span.script(script!));
         run = scriptedRun(run, script);
       }
-      span.endHandshake(run, checked);
+      const otherRequests = surfaceReads.reduce((n, r) => n + r.requests, 0) + (script?.requests ?? 0);
+      span.endHandshake(run, checked, otherRequests);
     } else {
       const guardMs = DETECTION_MAX_MS + GUARD_GRACE_MS;
       detection = (await guarded(detect(job.url, base), guardMs)) ?? hungDetection(guardMs);
@@ -259,7 +260,6 @@ export function scriptedRun(run: HandshakeRun, script: ScriptRun): HandshakeRun 
     ...run,
     outcome: outcome as HandshakeRun['outcome'],
     message: cut(`script: ${script.message}`, BOUNDS.message),
-    requests: run.requests + script.requests,
     assertion: failed
       ? {
           name: 'mcp.script.step',

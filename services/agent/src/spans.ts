@@ -243,12 +243,13 @@ export class ProbeSpan {
       });
   }
 
-  /** `conformance`: the checks run after it (a conformance-depth job whose handshake passed). */
-  endHandshake(run: HandshakeRun, conformance: ConformanceRun | null = null): void {
+  /** `conformance`: the checks run after it (a conformance-depth job whose handshake passed); `otherRequests`: its surface reads' and script's. */
+  endHandshake(run: HandshakeRun, conformance: ConformanceRun | null = null, otherRequests = 0): void {
     const version = run.negotiated ?? run.requested;
     const attributes: Attributes = {
       [FLEET_ATTR.outcome]: run.outcome,
-      [FLEET_ATTR.requests]: run.requests + (conformance?.requests ?? 0),
+      // Every request of the job: its surface reads' and script's too (`otherRequests`).
+      [FLEET_ATTR.requests]: run.requests + (conformance?.requests ?? 0) + otherRequests,
     };
     if (conformance) {
       attributes[FLEET_ATTR.conformancePass] = conformance.pass;
