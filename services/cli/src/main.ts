@@ -10,6 +10,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   detect: async () => (await import('./commands/detect')).detectCommand,
   handshake: async () => (await import('./commands/handshake')).handshakeCommand,
   check: async () => (await import('./commands/check')).checkCommand,
+  record: async () => (await import('./commands/record')).recordCommand,
+  replay: async () => (await import('./commands/replay')).replayCommand,
   bench: async () => (await import('./commands/bench')).benchCommand,
   sim: async () => (await import('./commands/sim')).simCommand,
   demo: async () => (await import('./commands/demo')).demoCommand,

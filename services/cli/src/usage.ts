@@ -37,6 +37,18 @@ export const VERB_USAGE: Record<string, string> = {
                                        --no-probe skips the raw bad-input probes; --junit writes
                                        a JUnit XML report; --format conformance prints the
                                        official conformance suite's check shape`,
+  record: `mcp-fleet record <url> --out FILE [--listen 127.0.0.1:0] [--header 'Name: value']...
+                  [--script] [--allow cidrs] [--deny cidrs] [--schemes list]
+                                       a recording proxy on loopback: point an MCP client at the
+                                       URL it prints; each request and answer goes to FILE (JSONL,
+                                       credentials redacted) until Ctrl-C; --script then prints
+                                       the steps as a fleet file's steps:`,
+  replay: `mcp-fleet replay FILE <url> [--protocol <revision>] [--header 'Name: value']...
+                  [--allow-writes] [--json] | replay FILE --print-script
+                                       send a recorded session again and judge each answer: same,
+                                       newer_equivalent, protocol_error or broken (exit 1 when any
+                                       is broken); tools not marked readOnlyHint are not sent
+                                       without --allow-writes`,
   bench: `mcp-fleet bench handshake <url> [--revision newest|<revision>] [--concurrency N]
                       [--seconds S] [--header 'Name: value']... [--timeout ms] [--json]
                                        handshakes per second against one server`,
@@ -106,7 +118,7 @@ ${EXIT_CODES}
 
 /** `mcp-fleet <verb> --help`: the verb's usage, the revisions where they matter, the exit codes where they vary. */
 export function verbUsage(verb: string): string {
-  const probes = verb === 'detect' || verb === 'handshake' || verb === 'bench' || verb === 'check';
+  const probes = verb === 'detect' || verb === 'handshake' || verb === 'bench' || verb === 'check' || verb === 'replay';
   return `Usage:\n  ${VERB_USAGE[verb]}\n${probes ? `\n${REVISIONS_LINE}\n` : ''}${verb === 'detect' || verb === 'handshake' ? `\n${EXIT_CODES}\n` : ''}${verb === 'check' ? `\n${CHECK_EXIT_CODES}\n` : ''}`;
 }
 

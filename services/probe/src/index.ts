@@ -40,8 +40,12 @@ export type { ServerInfo } from './opening';
 export { isPassing, OUTCOME_NAMES, OUTCOMES, type Outcome, PASSING_OUTCOMES } from './outcomes';
 export { displayUrl, redact, redactStrings, secretsOf } from './redact';
 export * from './revisions';
+export { COMPARE_MAX_STEPS, compareAnswer, type Recorded, type ReplayVerdict } from './script/compare';
+export { parsePath, valueAt } from './script/json-path';
+export { REPLAY_MAX_MS, type ReplayOptions, type ReplayRun, type ReplayStep, replaySession } from './script/replay';
 export { runScript, SCRIPT_MAX_MS, SCRIPT_MAX_REQUESTS, type ScriptOptions } from './script/run';
 export * from './script/script';
+export * from './script/session';
 export {
   CANONICAL_MAX_DEPTH,
   canonicalJson,

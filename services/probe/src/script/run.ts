@@ -111,7 +111,7 @@ async function runStep(
   allowWrites: boolean,
 ): Promise<{ result: ScriptStepResult; outcome: Outcome; transportFailure?: boolean }> {
   const name = nameOf(step);
-  const base = { index, method: step.method, name: name === null ? null : cut(name, BOUNDS.name) };
+  const base = { index, method: cut(step.method, 100), name: name === null ? null : cut(name, BOUNDS.name) };
   const fail = (message: string, outcome: Outcome = 'protocol_error', millis = 0) => ({
     result: { ...base, status: 'fail' as const, message, millis },
     outcome,
@@ -167,7 +167,7 @@ function skipped(step: ScriptStep, index: number, message: string): ScriptStepRe
   const name = nameOf(step);
   return {
     index,
-    method: step.method,
+    method: cut(step.method, 100),
     name: name === null ? null : cut(name, BOUNDS.name),
     status: 'skip',
     message,
