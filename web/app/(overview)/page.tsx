@@ -1,7 +1,9 @@
 // Fleet overview: live servers by health first (each a link to that list), then headline figures
 // (with the share passing every MUST conformance check, once some server has a conformance test),
-// revision drift, downgrades, era moves and the region matrix.
+// revision drift, downgrades, era moves and the region matrix. The breaking surface changes of the
+// range are a figure linking to exactly those changes on the era-moves page.
 import {
+  breakingChangeCount,
   conformanceShare,
   downgradesOverTime,
   eraMovesList,
@@ -33,12 +35,13 @@ export default async function Overview({ searchParams }: { searchParams: SearchP
   const range = await pickRange(await searchParams);
   const db = await getDb();
   const window = { since: range.since, until: range.until, buckets: range.buckets };
-  const [summary, drift, downgrades, moves, conformance] = await Promise.all([
+  const [summary, drift, downgrades, moves, conformance, breaking] = await Promise.all([
     fleetSummary(db, { since: range.since, until: range.until, countRuns: false }),
     revisionDrift(db, window),
     downgradesOverTime(db, window),
     eraMovesList(db, { since: range.since, limit: TIMELINE_MOVES }),
     conformanceShare(db),
+    breakingChangeCount(db, { since: range.since, until: range.until }),
   ]);
 
   const now = drift.points[drift.points.length - 1];
@@ -103,6 +106,13 @@ export default async function Overview({ searchParams }: { searchParams: SearchP
         />
         <Figure label={`downgrades in ${range.name}`} value={downgrades.total} testId="fig-downgrades" />
         <Figure label={`era moves in ${range.name}`} value={summary.eraMoves} testId="fig-era-moves" />
+        <Figure
+          label={`breaking surface ${breaking === 1 ? 'change' : 'changes'} in ${range.name}`}
+          value={breaking}
+          bad={breaking > 0}
+          href={`/era-moves?${new URLSearchParams({ kind: 'surface', severity: 'breaking', range: range.name })}`}
+          testId="fig-breaking-surface"
+        />
         {conformance.servers > 0 && (
           <Figure
             label={

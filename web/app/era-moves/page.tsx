@@ -1,8 +1,12 @@
-// The on-call view: recent era moves and downgrades, newest first, each linking to its server and run.
-import { decodeCursor, encodeCursor, eraMovesList } from '@mcp-fleet/store';
+// The on-call view: recent era moves and downgrades, newest first, each linking to its server and run;
+// and, as a kind of its own, surface changes (what servers offer, classified breaking, warning,
+// info), each linking to its diff on the server page.
+import { SURFACE_KINDS, SURFACE_SEVERITIES } from '@mcp-fleet/probe';
+import { decodeCursor, encodeCursor, eraMovesList, listSurfaceChanges } from '@mcp-fleet/store';
 import Link from 'next/link';
 import { RevisionBadge } from '../../components/revision-badge';
 import { SelectFilter } from '../../components/select-filter';
+import { SurfaceChangeTable } from '../../components/surface-changes';
 import { getDb } from '../../lib/db';
 import { ago, utc } from '../../lib/format';
 import { param, pickRange, type SearchParams } from '../../lib/range';
@@ -18,29 +22,51 @@ export default async function EraMoves({ searchParams }: { searchParams: SearchP
   const range = await pickRange(params);
   const region = param(params, 'region') ?? '';
   const kindParam = param(params, 'kind');
-  const kind = kindParam === 'downgrade' || kindParam === 'era' ? kindParam : '';
-  const before = decodeCursor(param(params, 'before'));
-  const [list, regions] = await Promise.all([
-    eraMovesList(db, {
-      since: range.since,
-      region: region || undefined,
-      downgrade: kind === 'downgrade',
-      eraChanged: kind === 'era',
-      limit: PAGE,
-      before,
-    }),
+  const kind = kindParam === 'downgrade' || kindParam === 'era' || kindParam === 'surface' ? kindParam : '';
+  // A surface change's severity and item kind: filters of the surface kind only; a value outside the lists is no filter.
+  const severity = SURFACE_SEVERITIES.find((s) => kind === 'surface' && s === param(params, 'severity'));
+  const item = SURFACE_KINDS.find((k) => kind === 'surface' && k === param(params, 'item'));
+  const beforeParam = param(params, 'before');
+  const before = decodeCursor(beforeParam);
+  const surface = kind === 'surface';
+  const [list, changes, regions] = await Promise.all([
+    surface
+      ? { moves: [], next: null }
+      : eraMovesList(db, {
+          since: range.since,
+          region: region || undefined,
+          downgrade: kind === 'downgrade',
+          eraChanged: kind === 'era',
+          limit: PAGE,
+          before,
+        }),
+    surface
+      ? listSurfaceChanges(db, {
+          since: range.since,
+          until: range.until,
+          region: region || undefined,
+          severity,
+          kind: item,
+          limit: PAGE,
+          cursor: before ? beforeParam : undefined,
+        })
+      : { changes: [], next: null },
     regionsOfFleet(db),
   ]);
   const filterQuery = new URLSearchParams();
   if (region) filterQuery.set('region', region);
   if (kind) filterQuery.set('kind', kind);
+  if (severity) filterQuery.set('severity', severity);
+  if (item) filterQuery.set('item', item);
+  const olderCursor = surface ? changes.next : list.next && encodeCursor(list.next.at, list.next.id);
 
   return (
     <>
       <h1>Era moves</h1>
       <p className="sub">
         A move is a test negotiating a different revision than its previous run ("now X, was Y"); a downgrade is a move
-        to an older revision. Last {range.name}, newest first.
+        to an older revision. A surface change is a change in what a server offers (breaking, warning or info). Last{' '}
+        {range.name}, newest first.
       </p>
       <form className="filters" method="get" action="/era-moves" aria-label="Filter era moves">
         <SelectFilter label="Region" name="region" value={region} options={regions} />
@@ -52,15 +78,35 @@ export default async function EraMoves({ searchParams }: { searchParams: SearchP
           options={[
             { value: 'downgrade', label: 'downgrades only' },
             { value: 'era', label: 'era changes only (legacy ↔ modern)' },
+            { value: 'surface', label: 'surface changes' },
           ]}
         />
+        {surface && (
+          <>
+            <SelectFilter label="Severity" name="severity" value={severity ?? ''} options={SURFACE_SEVERITIES} />
+            <SelectFilter
+              label="Item"
+              name="item"
+              value={item ?? ''}
+              options={SURFACE_KINDS.map((k) => ({ value: k, label: k.replace('_', ' ') }))}
+            />
+          </>
+        )}
         <button type="submit" className="primary">
           Apply
         </button>
         <Link href="/era-moves">Clear</Link>
       </form>
 
-      {list.moves.length === 0 ? (
+      {surface ? (
+        changes.changes.length === 0 ? (
+          <div className="panel empty">No surface changes match, in the last {range.name}.</div>
+        ) : (
+          <div className="panel">
+            <SurfaceChangeTable changes={changes.changes} showServer />
+          </div>
+        )
+      ) : list.moves.length === 0 ? (
         <div className="panel empty">No era moves match, in the last {range.name}.</div>
       ) : (
         <div className="panel table-wrap">
@@ -108,12 +154,8 @@ export default async function EraMoves({ searchParams }: { searchParams: SearchP
       )}
       <nav className="pager" aria-label="Era move pages">
         {before && <Link href={`/era-moves?${filterQuery}`}>Newest</Link>}
-        {list.next && (
-          <Link
-            href={`/era-moves?${new URLSearchParams([...filterQuery, ['before', encodeCursor(list.next.at, list.next.id)]])}`}
-          >
-            Older →
-          </Link>
+        {olderCursor && (
+          <Link href={`/era-moves?${new URLSearchParams([...filterQuery, ['before', olderCursor]])}`}>Older →</Link>
         )}
       </nav>
     </>

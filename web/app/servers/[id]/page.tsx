@@ -1,6 +1,7 @@
 // The page on-call lands on: what the server speaks where, its latest detection, its tests, its
-// latency by region, its last conformance result per era (conformance tests only) and its run
-// history with "now X, was Y" rows for moves. A retired server's
+// latency by region, its last conformance result per era (conformance tests only), its surface
+// (what it offers per era now, the change history and a change's diff) and its run history with
+// "now X, was Y" rows for moves. A retired server's
 // page stays (era moves and runs link to it), marked retired and read-only.
 import {
   conformanceByEra,
@@ -10,9 +11,13 @@ import {
   getServer,
   latencyByRegion,
   latestDetection,
+  listSurfaceChanges,
   runsOfServer,
   serverConformanceResults,
   serversOverview,
+  surfaceBlob,
+  surfaceChange,
+  surfaceNow,
 } from '@mcp-fleet/store';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
@@ -21,6 +26,9 @@ import { DetectionCause, type DetectionEntry, DetectionTable } from '../../../co
 import { LatencyChart } from '../../../components/latency-chart';
 import { OutcomeText, RevisionBadge } from '../../../components/revision-badge';
 import { HEALTH_HINTS, HealthText, testName } from '../../../components/server-state';
+import { SurfaceChangeTable } from '../../../components/surface-changes';
+import { SurfaceDiff } from '../../../components/surface-diff';
+import { SurfaceNowView } from '../../../components/surface-view';
 import { getDb } from '../../../lib/db';
 import { ago, utc } from '../../../lib/format';
 import { param, pickRange, type SearchParams } from '../../../lib/range';
@@ -29,6 +37,7 @@ import { shared } from '../../../lib/shared';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const HISTORY_PAGE = 30;
+const CHANGES_PAGE = 30;
 
 export async function generateMetadata({ params }: { params: Promise<{ id: string }> }) {
   const { id } = await params;
@@ -60,14 +69,27 @@ export default async function ServerPage({
       ? { finishedAt: focus.finishedAt, id: focus.id + 1 }
       : cursor && { finishedAt: cursor.at, id: cursor.id };
 
-  const [server, overview, detection, latency, history, conformance] = await Promise.all([
-    getServer(db, id),
-    serversOverview(db, { ids: [id] }),
-    latestDetection(db, id),
-    latencyByRegion(db, id, { since: range.since, until: range.until, buckets: range.buckets }),
-    runsOfServer(db, id, { limit: HISTORY_PAGE, before }),
-    serverConformanceResults(db, id),
-  ]);
+  // The surface change history's own cursor (an odd one is the first page), and a change to diff.
+  const changesCursor = param(query, 'changes_before');
+  const changesBefore = decodeCursor(changesCursor) ? changesCursor : undefined;
+  const changeParam = Number(param(query, 'change'));
+
+  const [server, overview, detection, latency, history, conformance, surfaces, changes, focusChange] =
+    await Promise.all([
+      getServer(db, id),
+      serversOverview(db, { ids: [id] }),
+      latestDetection(db, id),
+      latencyByRegion(db, id, { since: range.since, until: range.until, buckets: range.buckets }),
+      runsOfServer(db, id, { limit: HISTORY_PAGE, before }),
+      serverConformanceResults(db, id),
+      surfaceNow(db, id),
+      listSurfaceChanges(db, { serverId: id, limit: CHANGES_PAGE, cursor: changesBefore }),
+      surfaceChange(db, changeParam),
+    ]);
+  const diffOf = focusChange?.serverId === id ? focusChange : null;
+  const [diffBefore, diffAfter] = diffOf
+    ? await Promise.all([surfaceBlob(db, diffOf.fromHash), surfaceBlob(db, diffOf.toHash)])
+    : [null, null];
   // A retired server stays viewable (era moves and runs link here), read-only: nothing to edit.
   if (!server) notFound();
   const retired = server.retiredAt;
@@ -227,6 +249,31 @@ export default async function ServerPage({
               <ConformanceResults eras={conformanceByEra(conformance.results)} />
             </>
           )}
+        </section>
+      )}
+
+      {(surfaces.length > 0 || changes.changes.length > 0 || changesBefore) && (
+        <section className="panel" aria-labelledby="surface-h" data-testid="surface">
+          <h2 id="surface-h">Surface</h2>
+          <p className="sub">
+            What the server offers in each era as its last runs read it (tools, resources, templates, prompts,
+            capabilities), and every change between snapshots: breaking (something removed, a parameter now required, a
+            type narrowed), warning (a description or annotation changed) or info (something added).
+          </p>
+          {diffOf && <SurfaceDiff change={diffOf} before={diffBefore} after={diffAfter} />}
+          {surfaces.length === 0 ? <p className="empty">No snapshot kept now.</p> : <SurfaceNowView heads={surfaces} />}
+          <h3 id="surface-changes-h">Changes</h3>
+          {changes.changes.length === 0 ? (
+            <p className="empty">No changes recorded.</p>
+          ) : (
+            <SurfaceChangeTable changes={changes.changes} focus={diffOf?.id} />
+          )}
+          <nav className="pager" aria-label="Surface change pages">
+            {changesBefore && <Link href={`/servers/${id}#surface-changes-h`}>Newest changes</Link>}
+            {changes.next && (
+              <Link href={`/servers/${id}?changes_before=${changes.next}#surface-changes-h`}>Older changes →</Link>
+            )}
+          </nav>
         </section>
       )}
 
