@@ -10,10 +10,11 @@ import {
   type FleetDefinition,
   formatDuration,
   type ServerDefinition,
+  scriptKey,
   type TestDefinition,
   testKey,
 } from '@mcp-fleet/config';
-import { maskUrl } from '@mcp-fleet/probe';
+import { maskUrl, type Script } from '@mcp-fleet/probe';
 import {
   createServer,
   createTest,
@@ -203,8 +204,9 @@ function sameHeaders(a: Record<string, string>, b: Record<string, string>): bool
   return ka.length === Object.keys(b).length && ka.every((k) => a[k] === b[k]);
 }
 
-function testName(t: { mode: string; pinnedRevision: string | null; depth: string }): string {
+function testName(t: { mode: string; pinnedRevision: string | null; depth: string; script?: unknown }): string {
   const name = t.mode === 'newest' ? 'newest' : `pinned ${t.pinnedRevision}`;
+  if (t.depth === 'script' && t.script) return `${name} (script ${scriptKey(t.script as Script)})`;
   return t.depth === 'handshake' ? name : `${name} (${t.depth})`;
 }
 
