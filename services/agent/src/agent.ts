@@ -171,6 +171,8 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
       if (answer.run) metrics.handshake(answer.run);
       if (answer.detection) metrics.detection(answer.detection);
       if (answer.conformance) metrics.conformance(answer.conformance);
+      if (answer.script) metrics.script(answer.script);
+      metrics.surfaceReads(answer.surfaceReads);
       metrics.traffic(answer.traffic);
     } catch (err) {
       // Telemetry never holds a result back.

@@ -2,7 +2,10 @@
 // The probe bounds itself (per request and per run); a hard guard on top makes sure that even a
 // probe bug cannot hold a job (and a concurrency slot) forever: past it, the job ends as a
 // timeout and whatever the probe still does is ignored. A conformance-depth job runs the era's
-// checks after a handshake that passed, on the revision it negotiated, within a guard of its own.
+// checks after a handshake that passed, on the revision it negotiated, within a guard of its own,
+// then reads the surface of that revision. A surface-depth job reads the surface of each era after
+// its handshake; a script-depth job runs the test's steps in the revision its handshake negotiated.
+// Each phase has a guard of its own (the probe's own deadline and request budget, then the grace).
 import type { Job, Result } from '@mcp-fleet/bus';
 import {
   BOUNDS,
@@ -24,7 +27,17 @@ import {
   REVISIONS,
   type Revision,
   type RevisionChoice,
+  readSurfaceAt,
+  readSurfaces,
   revisionInfo,
+  runScript,
+  SCRIPT_MAX_MS,
+  SCRIPT_MAX_STEPS,
+  type ScriptRun,
+  SURFACE_MAX_CHARS,
+  SURFACE_READ_MAX_MS,
+  type SurfaceRead,
+  type SurfaceSnapshot,
 } from '@mcp-fleet/probe';
 import type { Tracer } from '@opentelemetry/api';
 import type { Dispatcher } from 'undici';
@@ -52,6 +65,9 @@ export type JobAnswer =
       run: HandshakeRun | null;
       detection: Detection | null;
       conformance: ConformanceRun | null;
+      /** The surface reads the job made (each era's, with or without a snapshot). */
+      surfaceReads: SurfaceRead[];
+      script: ScriptRun | null;
       /** What every request of the job met, for the method-not-found and transport-error metrics. */
       traffic: Traffic;
     }
@@ -87,6 +103,8 @@ export async function runJob(job: Job, ctx: JobContext): Promise<JobAnswer> {
   let run: HandshakeRun | null = null;
   let detection: Detection | null = null;
   let checked: ConformanceRun | null = null;
+  let surfaceReads: SurfaceRead[] = [];
+  let script: ScriptRun | null = null;
   try {
     if (job.kind === 'handshake') {
       const current = isRevision(job.currentRevision) ? job.currentRevision : undefined;
@@ -100,8 +118,27 @@ export async function runJob(job: Job, ctx: JobContext): Promise<JobAnswer> {
       if (job.depth === 'conformance' && isPassing(run.outcome) && negotiated) {
         traffic.speaking(negotiated);
         checked = await runConformance(job, negotiated, base, span, ctx, () => ended);
+        // The surface of the era it negotiated, once the checks connected: what it offers is worth
+        // keeping even when a check failed; a run that could not connect has nothing to read.
+        if (isPassing(checked.outcome))
+          surfaceReads = await readSurface(() => readSurfaceAt(job.url, negotiated, base), SURFACE_READ_MAX_MS);
       }
-      span.endHandshake(run, checked);
+      if (job.depth === 'surface' && isPassing(run.outcome))
+        surfaceReads = await readSurface(() => readSurfaces(job.url, base), 2 * SURFACE_READ_MAX_MS);
+      for (const read of surfaceReads) safely(ctx, () => span.surfaceRead(read));
+      if (job.depth === 'script' && job.script && isPassing(run.outcome) && negotiated) {
+        traffic.speaking(negotiated);
+        script =
+          (await guarded(
+            runScript(job.url, { ...base, protocol: negotiated, script: job.script }),
+            SCRIPT_MAX_MS + GUARD_GRACE_MS,
+          )) ?? hungScript(negotiated, SCRIPT_MAX_MS + GUARD_GRACE_MS);
+        script = fitScript(script);
+        safely(ctx, () => span.script(script!));
+        run = scriptedRun(run, script);
+      }
+      const otherRequests = surfaceReads.reduce((n, r) => n + r.requests, 0) + (script?.requests ?? 0);
+      span.endHandshake(run, checked, otherRequests);
     } else {
       const guardMs = DETECTION_MAX_MS + GUARD_GRACE_MS;
       detection = (await guarded(detect(job.url, base), guardMs)) ?? hungDetection(guardMs);
@@ -129,8 +166,8 @@ export async function runJob(job: Job, ctx: JobContext): Promise<JobAnswer> {
     run,
     detection,
     conformance: checked,
-    surfaces: [],
-    script: null,
+    surfaces: surfaceReads.flatMap((r) => (r.snapshot ? [r.snapshot] : [])),
+    script,
   };
   return {
     ok: true,
@@ -138,7 +175,102 @@ export async function runJob(job: Job, ctx: JobContext): Promise<JobAnswer> {
     run,
     detection,
     conformance: checked,
+    surfaceReads,
+    script,
     traffic: traffic.summary(run?.requested ?? run?.negotiated ?? null),
+  };
+}
+
+/** Telemetry never breaks a probe. */
+function safely(ctx: JobContext, record: () => void): void {
+  try {
+    record();
+  } catch (err) {
+    ctx.onTelemetryError?.(err);
+  }
+}
+
+/**
+ * The surface reads, within their guard (the reader's own deadline per era, then the grace); a
+ * reader that hangs leaves no snapshot (a missing read is no change: the head stays). At most one
+ * snapshot per era, and only those the bus may carry.
+ */
+async function readSurface(read: () => Promise<SurfaceRead | SurfaceRead[]>, maxMs: number): Promise<SurfaceRead[]> {
+  const got = await guarded(read(), maxMs + GUARD_GRACE_MS);
+  if (got === undefined) return [];
+  const reads = Array.isArray(got) ? got : [got];
+  const eras = new Set<string>();
+  return reads.map((r) => {
+    if (!r.snapshot || eras.has(r.snapshot.era) || !fitsBus(r.snapshot)) return { ...r, snapshot: null };
+    eras.add(r.snapshot.era);
+    return r;
+  });
+}
+
+/** A snapshot the bus schema takes (the reader fits it; this is the last line, as fitConformance is). */
+function fitsBus(s: SurfaceSnapshot): boolean {
+  return (
+    s.body.length <= SURFACE_MAX_CHARS &&
+    /^[\x20-\x7e]*$/.test(s.body) &&
+    /^[0-9a-f]{64}$/.test(s.hash) &&
+    s.revision.length <= BOUNDS.revision
+  );
+}
+
+function hungScript(negotiated: Revision, ms: number): ScriptRun {
+  return {
+    protocol: { requested: negotiated, negotiated: null, era: null },
+    pass: false,
+    outcome: 'timeout',
+    message: hungMessage(ms),
+    steps: [],
+    requests: 0,
+    millis: ms,
+  };
+}
+
+/** A script run within the bus schema's bounds. */
+function fitScript(run: ScriptRun): ScriptRun {
+  return {
+    ...run,
+    protocol: {
+      ...run.protocol,
+      negotiated: run.protocol.negotiated === null ? null : cut(run.protocol.negotiated, BOUNDS.revision),
+    },
+    message: cut(run.message, BOUNDS.message),
+    steps: run.steps.slice(0, SCRIPT_MAX_STEPS).map((s) => ({
+      ...s,
+      method: cut(s.method, 100),
+      name: s.name === null ? null : cut(s.name, BOUNDS.name),
+      message: cut(s.message, BOUNDS.check),
+    })),
+  };
+}
+
+/**
+ * A script test's run: the handshake's, unless the script failed. A surface change is not a run
+ * failure (issue 16), but a scripted check that fails is a check that fails: the run takes the
+ * script's outcome and message, and its first failed step is the run's assertion.
+ */
+export function scriptedRun(run: HandshakeRun, script: ScriptRun): HandshakeRun {
+  if (script.pass) return run;
+  const failed = script.steps.find((s) => s.status === 'fail');
+  const outcome = isPassing(script.outcome as HandshakeRun['outcome']) ? 'protocol_error' : script.outcome;
+  return {
+    ...run,
+    outcome: outcome as HandshakeRun['outcome'],
+    message: cut(`script: ${script.message}`, BOUNDS.message),
+    assertion: failed
+      ? {
+          name: 'mcp.script.step',
+          expected: cut(
+            `step ${failed.index + 1} ${failed.method}${failed.name ? ` ${failed.name}` : ''} passes`,
+            BOUNDS.revision,
+          ),
+          actual: 'failed',
+          message: cut(failed.message, BOUNDS.message),
+        }
+      : run.assertion,
   };
 }
 

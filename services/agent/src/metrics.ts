@@ -8,7 +8,15 @@
 // `should`), their status and the era the run negotiated; the method-not-found and transport-error
 // series by the closed sets of traffic.ts.
 import { collectProcessMetrics, revisionLabel } from '@mcp-fleet/bus/metrics';
-import type { CheckLevel, ConformanceRun, Detection, DetectionOutcome, HandshakeRun } from '@mcp-fleet/probe';
+import type {
+  CheckLevel,
+  ConformanceRun,
+  Detection,
+  DetectionOutcome,
+  HandshakeRun,
+  ScriptRun,
+  SurfaceRead,
+} from '@mcp-fleet/probe';
 import { CONFORMANCE_CHECKS, CURRENT_REVISION, eraMove, REVISION_NAMES } from '@mcp-fleet/probe';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { TRANSPORT_ERROR_TYPES, type Traffic } from './traffic';
@@ -59,6 +67,8 @@ export class AgentMetrics {
   readonly #checks: Counter<'check' | 'level' | 'status' | 'era' | 'region'>;
   readonly #methodNotFound: Counter<'method' | 'protocol_version' | 'region'>;
   readonly #transportErrors: Counter<'transport' | 'error_type' | 'region'>;
+  readonly #scriptSteps: Counter<'status' | 'region'>;
+  readonly #surfaceReads: Counter<'era' | 'result' | 'region'>;
 
   constructor(opts: { region: string; version: string; defaultMetrics?: boolean }) {
     this.#region = opts.region;
@@ -120,6 +130,19 @@ export class AgentMetrics {
       labelNames: ['check', 'level', 'status', 'era', 'region'],
       registers,
     });
+    // Bounded labels: a step's status (pass, fail, skip), never its tool or its message.
+    this.#scriptSteps = new Counter({
+      name: 'mcp_script_steps_total',
+      help: 'Script steps run by script-depth tests, by status (pass, fail, skip).',
+      labelNames: ['status', 'region'],
+      registers,
+    });
+    this.#surfaceReads = new Counter({
+      name: 'mcp_surface_reads_total',
+      help: 'Surface reads of conformance- and surface-depth tests, by era and result (snapshot: read; none: the era did not open or the read failed).',
+      labelNames: ['era', 'result', 'region'],
+      registers,
+    });
     this.#methodNotFound = new Counter({
       name: 'mcp_method_not_found_total',
       help: "Requests of any probe answered with JSON-RPC -32601 (method not found), by MCP method (or other) and the revision it was sent at; a conformance check's deliberate bad requests are not counted.",
@@ -163,6 +186,20 @@ export class AgentMetrics {
         this.#methodNotFound.inc({ method: 'initialize', protocol_version: revision, region }, 0);
     for (const errorType of TRANSPORT_ERROR_TYPES)
       this.#transportErrors.inc({ transport: 'http', error_type: errorType, region }, 0);
+  }
+
+  /** A script run's steps. */
+  script(run: ScriptRun): void {
+    for (const step of run.steps)
+      if (step.status === 'pass' || step.status === 'fail' || step.status === 'skip')
+        this.#scriptSteps.inc({ status: step.status, region: this.#region });
+  }
+
+  /** Each surface read, snapshot or none. */
+  surfaceReads(reads: readonly SurfaceRead[]): void {
+    for (const read of reads)
+      if (read.era === 'legacy' || read.era === 'modern')
+        this.#surfaceReads.inc({ era: read.era, result: read.snapshot ? 'snapshot' : 'none', region: this.#region });
   }
 
   /** A conformance run's checks; ids outside probe's table (a bug, or a foreign runner) are not counted. */

@@ -4,7 +4,16 @@
 // (`mcp.conformance.check <id>`), its requests staying children of the probe span like the rest. Header values never go on a span, and URLs lose their query string
 // and credentials, so neither a token in the headers nor one in a URL can leak into a trace; what a
 // server chose (a session id, a version, an id, an error) is redacted with the probe's secretsOf.
-import type { CheckResult, ConformanceRun, Detection, Era, Exchange, HandshakeRun } from '@mcp-fleet/probe';
+import type {
+  CheckResult,
+  ConformanceRun,
+  Detection,
+  Era,
+  Exchange,
+  HandshakeRun,
+  ScriptRun,
+  SurfaceRead,
+} from '@mcp-fleet/probe';
 import { isPassing, redact, secretsOf } from '@mcp-fleet/probe';
 import {
   type Attributes,
@@ -56,6 +65,17 @@ export const FLEET_ATTR = {
   conformancePass: 'mcp_fleet.conformance.pass',
   deliberate: 'mcp_fleet.deliberate',
   conformanceFailedMust: 'mcp_fleet.conformance.failed_must',
+  surfaceHash: 'mcp_fleet.surface.hash',
+  surfaceTruncated: 'mcp_fleet.surface.truncated',
+  scriptPass: 'mcp_fleet.script.pass',
+  scriptStepIndex: 'mcp_fleet.script.step.index',
+  scriptStepStatus: 'mcp_fleet.script.step.status',
+} as const;
+
+/** Span events of a surface or script job: one per surface read, one per script step. */
+export const SPAN_EVENTS = {
+  surfaceRead: 'mcp.surface.read',
+  scriptStep: 'mcp.script.step',
 } as const;
 
 export const SPAN_NAMES = {
@@ -199,12 +219,37 @@ export class ProbeSpan {
     child.end(startedAt + check.millis);
   }
 
-  /** `conformance`: the checks run after it (a conformance-depth job whose handshake passed). */
-  endHandshake(run: HandshakeRun, conformance: ConformanceRun | null = null): void {
+  /** One event per surface read: its era, revision, hash (or none) and what the reader said (redacted). */
+  surfaceRead(read: SurfaceRead): void {
+    const attributes: Attributes = { [FLEET_ATTR.era]: read.era, [FLEET_ATTR.requests]: read.requests };
+    if (read.revision) attributes[FLEET_ATTR.negotiatedVersion] = read.revision.slice(0, 64);
+    if (read.snapshot) {
+      attributes[FLEET_ATTR.surfaceHash] = read.snapshot.hash;
+      attributes[FLEET_ATTR.surfaceTruncated] = read.snapshot.truncated;
+    }
+    attributes['mcp_fleet.message'] = redact(read.message, this.#secrets).slice(0, 500);
+    this.span.addEvent(SPAN_EVENTS.surfaceRead, attributes);
+  }
+
+  /** One event per script step, and the script's pass on the span. */
+  script(run: ScriptRun): void {
+    this.span.setAttribute(FLEET_ATTR.scriptPass, run.pass);
+    for (const step of run.steps)
+      this.span.addEvent(SPAN_EVENTS.scriptStep, {
+        [FLEET_ATTR.scriptStepIndex]: step.index,
+        [FLEET_ATTR.scriptStepStatus]: step.status,
+        [MCP_ATTR.methodName]: step.method,
+        'mcp_fleet.message': redact(step.message, this.#secrets).slice(0, 500),
+      });
+  }
+
+  /** `conformance`: the checks run after it (a conformance-depth job whose handshake passed); `otherRequests`: its surface reads' and script's. */
+  endHandshake(run: HandshakeRun, conformance: ConformanceRun | null = null, otherRequests = 0): void {
     const version = run.negotiated ?? run.requested;
     const attributes: Attributes = {
       [FLEET_ATTR.outcome]: run.outcome,
-      [FLEET_ATTR.requests]: run.requests + (conformance?.requests ?? 0),
+      // Every request of the job: its surface reads' and script's too (`otherRequests`).
+      [FLEET_ATTR.requests]: run.requests + (conformance?.requests ?? 0) + otherRequests,
     };
     if (conformance) {
       attributes[FLEET_ATTR.conformancePass] = conformance.pass;

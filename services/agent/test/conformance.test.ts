@@ -56,12 +56,18 @@ describe.each([
     // The bus takes it as it is.
     expect(ResultSchema.safeParse(answer.result).success).toBe(true);
 
+    // Then the surface of the era it negotiated: one snapshot, one read event on the job's span.
+    expect(answer.result.surfaces).toEqual([expect.objectContaining({ era, revision: run.protocol.negotiated })]);
+    const surfaceRequests = answer.surfaceReads.reduce((n, r) => n + r.requests, 0);
+    expect(surfaceRequests).toBeGreaterThan(0);
+
     const { parent, children } = tracing.probe(job.jobId);
     expect(parent.name).toBe('mcp.handshake');
+    expect(parent.events.filter((e) => e.name === 'mcp.surface.read')).toHaveLength(1);
     expect(parent.attributes).toMatchObject({
       'mcp_fleet.era': era,
       'mcp_fleet.conformance.pass': run.pass,
-      'mcp_fleet.requests': answer.result.run!.requests + run.requests,
+      'mcp_fleet.requests': answer.result.run!.requests + run.requests + surfaceRequests,
     });
     const checkSpans = children.filter((c) => c.name.startsWith('mcp.conformance.check '));
     expect(checkSpans.map((s) => s.name).sort()).toEqual(run.checks.map((c) => `mcp.conformance.check ${c.id}`).sort());
@@ -80,7 +86,7 @@ describe.each([
     }
     // Every request, the checks' included, stays a child of the job's span (as a handshake's do).
     const requests = children.filter((c) => !c.name.startsWith('mcp.conformance.check '));
-    expect(requests.length).toBe(answer.result.run!.requests + run.requests);
+    expect(requests.length).toBe(answer.result.run!.requests + run.requests + surfaceRequests);
     // The raw negative probes are there, marked, and do not mark the trace as failing.
     const deliberate = requests.filter((c) => c.attributes['mcp_fleet.deliberate'] === true);
     expect(deliberate.length).toBeGreaterThan(0);

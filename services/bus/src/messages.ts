@@ -1,5 +1,7 @@
 // The job and result messages that travel between control and the regional agents. Typed and
 // validated at both ends: a message that fails validation is poison (terminated, counted, logged).
+
+import { ScriptSchema } from '@mcp-fleet/config';
 import {
   BOUNDS,
   CAUSE_NAMES,
@@ -10,8 +12,6 @@ import {
   OUTCOME_NAMES,
   REVISION_NAMES,
   REVISIONS,
-  SCRIPT_MAX_ASSERTIONS,
-  SCRIPT_MAX_PARAMS_CHARS,
   SCRIPT_MAX_STEPS,
   type ScriptRun,
   SURFACE_MAX_CHARS,
@@ -31,40 +31,8 @@ export const RegionSchema = region;
 
 export { assertRegion } from './region';
 
-const assertion = z.union([
-  z.strictObject({ path: z.string().min(1).max(200), equals: z.unknown() }),
-  z.strictObject({ path: z.string().min(1).max(200), contains: z.string().max(1000) }),
-  z.strictObject({ path: z.string().min(1).max(200), matches: z.string().max(200) }),
-  z.strictObject({ isError: z.boolean() }),
-  z.strictObject({ latencyMs: z.number().int().positive().max(120_000) }),
-]);
-
-/**
- * A script-depth test's steps (probe's Script), as the fleet file, the API and a job carry them.
- * Bounded: a script is a short check, not a workload.
- */
-export const ScriptSchema = z.strictObject({
-  steps: z
-    .array(
-      z.strictObject({
-        method: z
-          .string()
-          .min(1)
-          .max(100)
-          .regex(/^[a-z][A-Za-z0-9_/]*$/, 'an MCP method such as tools/call'),
-        params: z
-          .record(z.string(), z.unknown())
-          .refine((p) => JSON.stringify(p).length <= SCRIPT_MAX_PARAMS_CHARS, {
-            message: `at most ${SCRIPT_MAX_PARAMS_CHARS} characters as JSON`,
-          })
-          .optional(),
-        expect: z.array(assertion).max(SCRIPT_MAX_ASSERTIONS).optional(),
-      }),
-    )
-    .min(1)
-    .max(SCRIPT_MAX_STEPS),
-  allowWrites: z.boolean().optional(),
-});
+/** A script-depth test's steps: config's schema, the one the fleet file and the API read. */
+export { ScriptSchema };
 
 export const JobSchema = z.object({
   /** Deterministic per (test or server, region, slot): the dedupe key end to end. */

@@ -10,6 +10,7 @@ import {
   parseCidr,
   REVISION_NAMES,
   type Revision,
+  type Script,
   TargetPolicy,
   TEST_DEPTHS,
   type TestDepth,
@@ -25,6 +26,7 @@ import {
   schemaProblems,
   unitlessDuration,
 } from './fleet-problems';
+import { ScriptStepsSchema, scriptKey } from './script-schema';
 
 export { FleetFileError } from './fleet-problems';
 
@@ -58,11 +60,23 @@ export interface TestDefinition {
   depth: TestDepth;
   /** The entry's own `interval`; null = its depth's default (effectiveIntervalMs). */
   intervalMs: number | null;
+  /** A script-depth test's steps (and allowWrites); null for every other depth. */
+  script: Script | null;
 }
 
-/** A test's identity within its server: its revision and depth (a handshake and a conformance test of `newest` are two). */
-export function testKey(t: { mode: string; pinnedRevision: string | null; depth: string }): string {
-  return `${t.mode === 'newest' ? 'newest' : t.pinnedRevision}/${t.depth}`;
+/**
+ * A test's identity within its server: its revision and depth (a handshake and a conformance test
+ * of `newest` are two); a script test's also its script's hash (scriptKey), so two script tests of
+ * one revision are two, and a script whose steps change is a new test.
+ */
+export function testKey(t: {
+  mode: string;
+  pinnedRevision: string | null;
+  depth: string;
+  script?: Script | null | unknown;
+}): string {
+  const base = `${t.mode === 'newest' ? 'newest' : t.pinnedRevision}/${t.depth}`;
+  return t.depth === 'script' && t.script ? `${base}/${scriptKey(t.script as Script)}` : base;
 }
 
 /** A server as the file defines it: the store's server fields (its ServerInput), all given, plus its tests. */
@@ -201,6 +215,10 @@ export const serverEntry = z.strictObject({
         depth: z.enum(TEST_DEPTHS, { error: 'handshake, conformance, surface or script' }).optional(),
         /** Default: the server's interval for a handshake test, CONFORMANCE_INTERVAL_MS for a conformance one. */
         interval: testInterval.optional(),
+        /** A script test's steps (and only a script test's): config's ScriptSchema. */
+        steps: ScriptStepsSchema.optional(),
+        /** A script test may call tools the server does not mark readOnlyHint. */
+        allowWrites: z.boolean().optional(),
       }),
     )
     .default([{ revision: 'newest' }]),
@@ -441,10 +459,23 @@ function check(
           : { mode: 'pinned', pinnedRevision: t.revision as Revision }),
         depth: t.depth ?? 'handshake',
         intervalMs: t.interval === undefined ? null : (parseDuration(t.interval) ?? null),
+        script:
+          t.depth === 'script' && t.steps
+            ? { steps: t.steps as Script['steps'], ...(t.allowWrites ? { allowWrites: true } : {}) }
+            : null,
       }),
     );
+    s.tests.forEach((t, j) => {
+      const field = (k: string) => ['servers', i, 'tests', j, k];
+      if (t.depth === 'script' && !t.steps)
+        problem(field('depth'), 'a script test needs `steps:` (the MCP requests it sends, each with what to expect)');
+      if (t.depth !== 'script' && t.steps) problem(field('steps'), 'only a test of `depth: script` has steps');
+      if (t.depth !== 'script' && t.allowWrites !== undefined)
+        problem(field('allowWrites'), 'only a test of `depth: script` may allow writes');
+    });
     const keys = tests.map(testKey);
-    if (new Set(keys).size !== keys.length) problem(at('tests'), 'a revision is listed twice at the same depth');
+    if (new Set(keys).size !== keys.length)
+      problem(at('tests'), 'a revision is listed twice at the same depth (a script test: with the same steps)');
     const intervalMs = parseDuration(s.interval ?? f.defaults.interval ?? '') ?? DEFAULT_INTERVAL_MS;
     const timeoutMs = parseDuration(s.timeout ?? f.defaults.timeout ?? '') ?? DEFAULT_TIMEOUT_MS;
     if (intervalMs < MIN_INTERVAL_MS) problem(at('interval'), `at least ${MIN_INTERVAL_MS / 1000}s`);

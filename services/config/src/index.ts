@@ -7,3 +7,4 @@ export { type FleetProblem, problemLine } from './fleet-problems';
 export * from './fleet-yaml';
 export * from './probe-floor';
 export * from './roles';
+export * from './script-schema';

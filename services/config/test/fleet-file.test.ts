@@ -55,13 +55,13 @@ describe('the fleet file', () => {
       timeoutMs: 10_000,
       detectionIntervalMs: 900_000,
       tests: [
-        { mode: 'newest', pinnedRevision: null, depth: 'handshake', intervalMs: null },
-        { mode: 'pinned', pinnedRevision: '2025-06-18', depth: 'handshake', intervalMs: null },
+        { mode: 'newest', pinnedRevision: null, depth: 'handshake', intervalMs: null, script: null },
+        { mode: 'pinned', pinnedRevision: '2025-06-18', depth: 'handshake', intervalMs: null, script: null },
       ],
     });
     expect(fleet.servers[1]).toMatchObject({
       regions: null,
-      tests: [{ mode: 'newest', pinnedRevision: null, depth: 'handshake', intervalMs: null }],
+      tests: [{ mode: 'newest', pinnedRevision: null, depth: 'handshake', intervalMs: null, script: null }],
       detectionIntervalMs: null,
     });
   });
@@ -288,10 +288,10 @@ describe("a test's depth and interval", () => {
       ),
     ).servers;
     expect(orders!.tests).toEqual([
-      { mode: 'newest', pinnedRevision: null, depth: 'handshake', intervalMs: null },
-      { mode: 'newest', pinnedRevision: null, depth: 'conformance', intervalMs: null },
-      { mode: 'pinned', pinnedRevision: '2025-06-18', depth: 'conformance', intervalMs: 3_600_000 },
-      { mode: 'pinned', pinnedRevision: '2025-03-26', depth: 'handshake', intervalMs: 300_000 },
+      { mode: 'newest', pinnedRevision: null, depth: 'handshake', intervalMs: null, script: null },
+      { mode: 'newest', pinnedRevision: null, depth: 'conformance', intervalMs: null, script: null },
+      { mode: 'pinned', pinnedRevision: '2025-06-18', depth: 'conformance', intervalMs: 3_600_000, script: null },
+      { mode: 'pinned', pinnedRevision: '2025-03-26', depth: 'handshake', intervalMs: 300_000, script: null },
     ]);
     expect(orders!.tests.map((t) => effectiveIntervalMs(t, orders!.intervalMs))).toEqual([
       60_000,

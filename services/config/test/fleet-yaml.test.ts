@@ -62,9 +62,9 @@ describe('fleetToYaml and the fleet file reader', () => {
       detectionIntervalMs: 120_000,
     });
     expect(orders!.tests).toEqual([
-      { mode: 'newest', pinnedRevision: null, depth: 'handshake', intervalMs: null },
-      { mode: 'pinned', pinnedRevision: '2025-03-26', depth: 'handshake', intervalMs: null },
-      { mode: 'newest', pinnedRevision: null, depth: 'conformance', intervalMs: 1_800_000 },
+      { mode: 'newest', pinnedRevision: null, depth: 'handshake', intervalMs: null, script: null },
+      { mode: 'pinned', pinnedRevision: '2025-03-26', depth: 'handshake', intervalMs: null, script: null },
+      { mode: 'newest', pinnedRevision: null, depth: 'conformance', intervalMs: 1_800_000, script: null },
     ]);
   });
 });

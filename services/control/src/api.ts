@@ -9,6 +9,7 @@ import { fleetRoutes } from './api/fleet';
 import { OwnProbes } from './api/own-probes';
 import { runRoutes } from './api/runs';
 import { serverRoutes } from './api/servers';
+import { surfaceRoutes } from './api/surface';
 import { testRoutes } from './api/tests';
 import { HttpError, Router } from './http';
 
@@ -20,6 +21,7 @@ export function createApi(ctx: ApiContext): Router {
   runRoutes(router, ctx);
   fleetRoutes(router, ctx);
   conformanceRoutes(router, ctx);
+  surfaceRoutes(router, ctx);
   detectRoutes(router, ctx, probes);
   router
     .on('GET', '/metrics', async () => {

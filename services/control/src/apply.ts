@@ -10,10 +10,11 @@ import {
   type FleetDefinition,
   formatDuration,
   type ServerDefinition,
+  scriptKey,
   type TestDefinition,
   testKey,
 } from '@mcp-fleet/config';
-import { maskUrl } from '@mcp-fleet/probe';
+import { maskUrl, type Script } from '@mcp-fleet/probe';
 import {
   createServer,
   createTest,
@@ -154,7 +155,7 @@ async function write(tx: Db, fleet: FleetDefinition): Promise<ApplySummary> {
 
 /** A test by its key: the one of that key retired last comes back (its history), else a new one. */
 async function addTest(tx: Db, serverId: string, t: TestDefinition): Promise<string> {
-  const before = await lastRetiredTest(tx, serverId, t.mode, t.pinnedRevision, t.depth);
+  const before = await lastRetiredTest(tx, serverId, t.mode, t.pinnedRevision, t.depth, t.script);
   if (before) {
     await reviveTest(tx, before.id);
     if (before.intervalMs !== t.intervalMs) await updateTest(tx, before.id, { intervalMs: t.intervalMs });
@@ -203,8 +204,9 @@ function sameHeaders(a: Record<string, string>, b: Record<string, string>): bool
   return ka.length === Object.keys(b).length && ka.every((k) => a[k] === b[k]);
 }
 
-function testName(t: { mode: string; pinnedRevision: string | null; depth: string }): string {
+function testName(t: { mode: string; pinnedRevision: string | null; depth: string; script?: unknown }): string {
   const name = t.mode === 'newest' ? 'newest' : `pinned ${t.pinnedRevision}`;
+  if (t.depth === 'script' && t.script) return `${name} (script ${scriptKey(t.script as Script)})`;
   return t.depth === 'handshake' ? name : `${name} (${t.depth})`;
 }
 

@@ -15,7 +15,8 @@ export type OperatorEvent =
   | 'handshake_recovered'
   | 'server_created'
   | 'server_revived'
-  | 'server_retired';
+  | 'server_retired'
+  | 'surface_breaking_change';
 
 export interface EventLog {
   info: (fields: { event: OperatorEvent } & Record<string, unknown>, msg: string) => void;
@@ -83,4 +84,20 @@ export function tellFleetChange(
     { event: change.event, server: change.server, by: change.by },
     `server ${verb}: ${change.server} (${change.by === 'fleet' ? 'fleet file' : 'API'})`,
   );
+}
+
+/** The breaking surface changes a run recorded, one line each (warnings and additions are in the history, not the log). */
+export function tellSurfaceChanges(
+  log: EventLog,
+  region: string,
+  server: string,
+  changes: readonly { severity: string; kind: string; name: string; message: string; era?: string }[],
+): void {
+  for (const c of changes) {
+    if (c.severity !== 'breaking') continue;
+    log.info(
+      { event: 'surface_breaking_change', server, region, kind: c.kind, name: c.name, era: c.era },
+      `${server} in ${region}: ${c.message.slice(0, MESSAGE_MAX)} (breaking)`,
+    );
+  }
 }

@@ -8,7 +8,7 @@
 // does not deduplicate results) writes nothing and is counted `duplicate`.
 import { type Bus, type Delivery, nakDelayMs, type Result, type Subscription } from '@mcp-fleet/bus';
 import { isRevision, type Revision } from '@mcp-fleet/probe';
-import { type EventLog, type RunChange, tellRun } from './events';
+import { type EventLog, type RunChange, tellRun, tellSurfaceChanges } from './events';
 import type { ControlMetrics } from './metrics';
 import { detectionJobId, handshakeJobId } from './slots';
 
@@ -20,6 +20,8 @@ export type RecordedRun =
       stale: boolean;
       /** The test's current revision in the region after the run, as the store has it. */
       currentRevision: string | null;
+      /** The surface changes the run recorded (store's RecordedSurfaceChange). */
+      surfaceChanges?: readonly { severity: string; kind: string; name: string; message: string; era?: string }[];
     });
 
 /** What ingest needs from the store. */
@@ -37,6 +39,10 @@ export interface IngestStore {
     run: NonNullable<Result['run']>;
     /** A conformance-depth run's checks (filed only for a conformance test: the store judges). */
     conformance: Result['conformance'];
+    /** The surfaces a conformance or surface run read (the store verifies and files them). */
+    surfaces: Result['surfaces'];
+    /** A script run's steps (kept only for a script test). */
+    script: Result['script'];
   }): Promise<RecordedRun>;
   recordDetection(input: {
     jobId: string | null;
@@ -125,10 +131,17 @@ async function ingestOne(d: Delivery<Result>, opts: IngestOptions): Promise<void
         traceId: r.traceId,
         run: r.run,
         conformance: r.conformance ?? null,
+        surfaces: r.surfaces ?? [],
+        script: r.script ?? null,
       });
       opts.metrics.ingest.inc({ kind: r.kind, result: out.duplicate ? 'duplicate' : 'written' });
       if (!out.duplicate && out.eraMove)
         opts.metrics.moves.inc({ from_version: out.eraMove.from, to_version: out.eraMove.to, region: r.region });
+      if (!out.duplicate) {
+        for (const c of out.surfaceChanges ?? [])
+          opts.metrics.surfaceChanges.inc({ severity: c.severity, kind: c.kind, region: r.region });
+        tellSurfaceChanges(opts.log, r.region, out.server, out.surfaceChanges ?? []);
+      }
       // Told once, when the database has it: a duplicate wrote nothing and a stale run moved nothing.
       if (!out.duplicate && !out.stale) tellRun(opts.log, r.region, out, r.run);
       // A late result (an older slot) moved nothing in the store, and must not move the next job's

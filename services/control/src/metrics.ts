@@ -61,6 +61,13 @@ export function createControlMetrics(sources: ControlMetricsSources) {
     labelNames: ['from_version', 'to_version', 'region'] as const,
     registers: [registry],
   });
+  // Bounded labels: three severities, six kinds (probe's SURFACE_KINDS), the fleet's regions.
+  const surfaceChanges = new Counter({
+    name: 'mcp_surface_changes_total',
+    help: 'Surface changes recorded by ingest (what a server offers changed between two reads of one era), by severity (breaking, warning, info), kind and region.',
+    labelNames: ['severity', 'kind', 'region'] as const,
+    registers: [registry],
+  });
   // A counter (it only grows, and rate() must read it as one); the bus keeps the count, so each
   // scrape adds what was terminated since the last.
   let poisonCounted = 0;
@@ -158,7 +165,7 @@ export function createControlMetrics(sources: ControlMetricsSources) {
       for (const c of await conformance()) this.set({ server: c.server }, c.mustFailing === 0 ? 1 : 0);
     },
   });
-  return { registry, jobs, lag, entries, ingest, moves };
+  return { registry, jobs, lag, entries, ingest, moves, surfaceChanges };
 }
 
 export type ControlMetrics = ReturnType<typeof createControlMetrics>;

@@ -132,9 +132,11 @@ export function handshakeEntry(t: ActiveTest, region: string): ScheduleEntry {
     headers: t.headers,
     revision: t.mode === 'newest' ? 'newest' : (t.pinnedRevision as Revision),
     depth: t.depth,
+    script: t.depth === 'script' ? t.script : null,
     intervalMs,
-    // A conformance run sends dozens of requests: at least 30 s, within the job's bounds and its interval.
-    timeoutMs: t.depth === 'conformance' ? conformanceTimeoutMs(t.timeoutMs, intervalMs) : t.timeoutMs,
+    // A conformance run, a surface read (each era, every list paged) and a script send dozens of
+    // requests: at least 30 s, within the job's bounds and its interval.
+    timeoutMs: t.depth === 'handshake' ? t.timeoutMs : conformanceTimeoutMs(t.timeoutMs, intervalMs),
   };
 }
 
@@ -150,6 +152,7 @@ function detectionEntry(t: ActiveTest, region: string, intervalMs: number): Sche
     headers: t.headers,
     revision: null,
     depth: 'handshake',
+    script: null,
     intervalMs,
     timeoutMs: Math.min(t.timeoutMs, 20_000),
   };

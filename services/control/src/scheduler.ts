@@ -19,6 +19,8 @@ export interface ScheduleEntry {
   revision: 'newest' | Revision | null;
   /** Handshake jobs: how deep the test goes (a detection is a handshake-depth job). */
   depth: Job['depth'];
+  /** Script-depth jobs: the test's steps; null for every other depth. */
+  script: Job['script'];
   intervalMs: number;
   timeoutMs: number;
 }
@@ -147,7 +149,7 @@ export class Scheduler {
     const entry = due.entry;
     const job: Job = {
       depth: entry.depth,
-      script: null,
+      script: entry.depth === 'script' ? entry.script : null,
       jobId:
         entry.kind === 'handshake'
           ? handshakeJobId(entry.id, entry.region, slot)

@@ -16,12 +16,14 @@ import {
   parseDuration,
   regionName,
   revisionChoice,
+  ScriptSchema,
+  ScriptStepsSchema,
   serverName,
   TEST_DEPTHS,
   targetUrl,
   testInterval,
 } from '@mcp-fleet/config';
-import { isRevision, URL_MASK } from '@mcp-fleet/probe';
+import { isRevision, type Script, URL_MASK } from '@mcp-fleet/probe';
 import { z } from 'zod';
 import { HttpError } from './http';
 
@@ -39,7 +41,25 @@ export const testWrite = z.strictObject({
   depth: depthField.default('handshake'),
   interval: testInterval.nullable().optional(),
   intervalMs: testMillis.optional(),
+  /** A script test's steps, as the fleet file writes them (config's ScriptSchema). */
+  steps: ScriptStepsSchema.optional(),
+  allowWrites: z.boolean().optional(),
+  /** Or as GET shows them: `{steps, allowWrites}`. */
+  script: ScriptSchema.nullable().optional(),
 });
+
+/** A script test, and only a script test, has steps: the script a write gives (or null), else why not. */
+export function scriptOfWrite(t: z.output<typeof testWrite>): { script: Script | null } | { problem: string } {
+  if (t.steps && t.script) return { problem: 'give `steps` or `script`, not both' };
+  const script: Script | null = t.steps
+    ? { steps: t.steps as Script['steps'], ...(t.allowWrites ? { allowWrites: true } : {}) }
+    : ((t.script as Script | null | undefined) ?? null);
+  if (t.depth === 'script' && !script)
+    return { problem: 'a script test needs `steps` (the MCP requests it sends, each with what to expect)' };
+  if (t.depth !== 'script' && (script || t.allowWrites !== undefined))
+    return { problem: 'only a test of depth `script` has steps or allowWrites' };
+  return { script };
+}
 
 /** A test's interval from a body: text or milliseconds, alike if both; null = its depth's default. */
 export function testIntervalOf(t: { interval?: string | null | undefined; intervalMs?: number | null | undefined }) {
@@ -48,11 +68,14 @@ export function testIntervalOf(t: { interval?: string | null | undefined; interv
 }
 
 /** A test as a write gives it. */
-const testFromWrite = testWrite.transform((t) => ({
-  revision: t.revision,
-  depth: t.depth,
-  intervalMs: testIntervalOf(t) ?? null,
-}));
+const testFromWrite = testWrite.transform((t, ctx) => {
+  const given = scriptOfWrite(t);
+  if ('problem' in given) {
+    ctx.addIssue({ code: 'custom', path: ['steps'], message: given.problem });
+    return z.NEVER;
+  }
+  return { revision: t.revision, depth: t.depth, intervalMs: testIntervalOf(t) ?? null, script: given.script };
+});
 
 /** A test as GET shows it (its id and states are the server's own). */
 const testFromRead = z
@@ -61,14 +84,19 @@ const testFromRead = z
     pinnedRevision: z.string().nullable(),
     depth: depthField.default('handshake'),
     intervalMs: testMillis.default(null),
+    script: ScriptSchema.nullable().default(null),
   })
   .refine((t) => (t.mode === 'newest' ? t.pinnedRevision === null : isRevision(t.pinnedRevision)), {
     message: 'a pinned test names a known revision, a newest one none',
+  })
+  .refine((t) => (t.depth === 'script') === (t.script !== null), {
+    message: 'a script test, and only a script test, has a script',
   })
   .transform((t) => ({
     revision: t.mode === 'newest' ? 'newest' : (t.pinnedRevision as string),
     depth: t.depth,
     intervalMs: t.intervalMs,
+    script: t.script as Script | null,
   }));
 
 /**
@@ -114,7 +142,7 @@ export const CreateServer = z.strictObject({
   url: newTargetUrl,
   headers: z.record(z.string(), z.string()).default({}),
   regions: z.array(regionName).min(1).nullable().default(null),
-  tests: z.array(testSchema).default([{ revision: 'newest', depth: 'handshake', intervalMs: null }]),
+  tests: z.array(testSchema).default([{ revision: 'newest', depth: 'handshake', intervalMs: null, script: null }]),
   ...timing,
   ...readOnly,
 });

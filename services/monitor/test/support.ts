@@ -11,6 +11,7 @@ import { fleetToYaml } from '@mcp-fleet/config';
 import { type Control, parseFleet } from '@mcp-fleet/control';
 import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
 import { createLogger, type Logger } from '@mcp-fleet/log';
+import type { ScriptStep } from '@mcp-fleet/probe';
 import type { Store } from '@mcp-fleet/store';
 import { createTestDatabase, LOOPBACK_FLOOR, type TestDatabase, testKeyring } from '@mcp-fleet/testkit';
 import { startMonitor } from '../src';
@@ -42,6 +43,10 @@ export interface WatchedServer {
   detection?: string;
   /** Also a conformance-depth test of the newest revision, at this interval. */
   conformance?: string;
+  /** Also a surface-depth test of the newest revision, at this interval. */
+  surface?: string;
+  /** Also script-depth tests of the newest revision: their steps, at an interval. */
+  scripts?: { interval: string; steps: ScriptStep[]; allowWrites?: boolean }[];
 }
 
 /** The fleet file for these sim servers; `spareRegions` are fleet regions where none of them is probed. */
@@ -61,6 +66,8 @@ export function fleetYaml(
       tests: [
         ...(s.tests ?? ['newest']).map((revision) => ({ revision })),
         ...(s.conformance ? [{ revision: 'newest', depth: 'conformance' as const, interval: s.conformance }] : []),
+        ...(s.surface ? [{ revision: 'newest', depth: 'surface' as const, interval: s.surface }] : []),
+        ...(s.scripts ?? []).map((t) => ({ revision: 'newest', depth: 'script' as const, ...t })),
       ],
       ...(s.detection ? { detection: { interval: s.detection } } : {}),
     })),

@@ -31,7 +31,8 @@ export interface HandshakeOptions extends ProbeOptions {
 }
 
 export interface Assertion {
-  name: 'mcp.protocol.revision' | 'mcp.initialize';
+  /** mcp.script.step: a script test's first failed step (the agent's; a failing scripted check fails its run). */
+  name: 'mcp.protocol.revision' | 'mcp.initialize' | 'mcp.script.step';
   expected: string;
   actual: string;
   message: string;

@@ -17,7 +17,7 @@ import {
   unsealUrl,
   urlNeedsSeal,
 } from '@mcp-fleet/auth';
-import { hasUrlCredentials, isRevision, type Revision } from '@mcp-fleet/probe';
+import { hasUrlCredentials, isRevision, type Revision, type Script } from '@mcp-fleet/probe';
 import { and, asc, desc, eq, inArray, isNotNull, isNull, sql } from 'drizzle-orm';
 import type { Db } from './db';
 import { DuplicateNameError, pgCode, withoutParams } from './errors';
@@ -61,6 +61,8 @@ export interface TestInput {
   depth?: TestDepth;
   /** The test's own interval; null or omitted = its depth's default (config's effectiveIntervalMs). */
   intervalMs?: number | null;
+  /** A script-depth test's steps (validated by config's ScriptSchema before it gets here); null otherwise. */
+  script?: Script | null;
 }
 
 /** What may change on a live test: its interval (null: its depth's default). */
@@ -76,6 +78,8 @@ export interface ActiveTest {
   depth: TestDepth;
   /** The test's own interval, null = its depth's default (`intervalMs` is its server's): config's effectiveIntervalMs decides. */
   testIntervalMs: number | null;
+  /** A script-depth test's steps; null for every other depth. */
+  script: Script | null;
   serverId: string;
   serverName: string;
   /** As it may be shown (credentials masked). */
@@ -343,6 +347,8 @@ export async function lastRetiredTest(
   mode: 'newest' | 'pinned',
   pinnedRevision: string | null,
   depth: TestDepth = 'handshake',
+  /** A script test is the same test only with the same script (jsonb equality: key order aside). */
+  script: Script | null = null,
 ): Promise<Test | null> {
   const [row] = await db
     .select()
@@ -353,6 +359,7 @@ export async function lastRetiredTest(
         eq(tests.mode, mode),
         eq(tests.depth, depth),
         pinnedRevision === null ? isNull(tests.pinnedRevision) : eq(tests.pinnedRevision, pinnedRevision),
+        depth === 'script' && script ? sql`${tests.script} = ${JSON.stringify(script)}::jsonb` : undefined,
         isNotNull(tests.retiredAt),
       ),
     )
@@ -379,6 +386,7 @@ export async function listActiveTests(db: Db, serverId?: string): Promise<Active
       pinnedRevision: tests.pinnedRevision,
       depth: tests.depth,
       testIntervalMs: tests.intervalMs,
+      script: sql<Script | null>`${tests.script}`,
       serverId: servers.id,
       serverName: servers.name,
       url: servers.url,
@@ -420,6 +428,8 @@ export async function createTest(db: Db, input: TestInput): Promise<Test> {
     throw new Error(`a pinned test needs a known revision, not ${JSON.stringify(pinned)}`);
   }
   if (input.mode === 'newest' && pinned !== null) throw new Error('a newest-supported test pins no revision');
+  if ((input.depth === 'script') !== Boolean(input.script))
+    throw new Error('a script test, and only a script test, has steps');
   return db.transaction(async (tx) => {
     // Lock the server row so it cannot be retired while the test is added to it.
     const [server] = await tx
@@ -436,6 +446,7 @@ export async function createTest(db: Db, input: TestInput): Promise<Test> {
         pinnedRevision: pinned,
         depth: input.depth ?? 'handshake',
         intervalMs: input.intervalMs ?? null,
+        script: input.depth === 'script' ? (input.script ?? null) : null,
       })
       .returning();
     return row!;

@@ -22,4 +22,5 @@ export * from './schema';
 export * as schema from './schema';
 export * from './server-health';
 export * from './servers-page';
+export * from './surface-ingest';
 export * from './surface-reads';

@@ -16,6 +16,13 @@ import { type ConformanceReport, fileChecks } from './check-states';
 import type { Db } from './db';
 import { pgCode, UnknownRecordError, withoutParams } from './errors';
 import { detections, eraMoves, runs, servers, testStates, tests } from './schema';
+import {
+  fileSurfaces,
+  type RecordedSurfaceChange,
+  type SurfaceReport,
+  surfaceRefs,
+  verifySurfaces,
+} from './surface-ingest';
 
 /** Run fields a validated bus result carries as plain strings (probe's HandshakeRun narrows them to its tables). */
 type ReportedAsText = 'requested' | 'negotiated' | 'previousRevision' | 'generation' | 'era';
@@ -45,6 +52,10 @@ export interface RunResult {
   run: RunReport;
   /** A conformance-depth run's checks (null or omitted: a handshake-depth run, or one that did not connect). */
   conformance?: ConformanceReport | null;
+  /** The surfaces a conformance- or surface-depth run read (filed only for such a test). */
+  surfaces?: readonly SurfaceReport[];
+  /** A script-depth run's steps (kept only for a script test). */
+  script?: { steps: readonly unknown[] } | null;
 }
 
 export type RecordRunAnswer =
@@ -62,6 +73,8 @@ export type RecordRunAnswer =
       test: { mode: 'newest' | 'pinned'; pinnedRevision: string | null };
       /** Whether the test was failing in the region before this run, and is after it (a stale run moves neither). */
       failing: { was: boolean; now: boolean };
+      /** The surface changes this run recorded (none for a first sight, an unchanged surface or a stale run). */
+      surfaceChanges: RecordedSurfaceChange[];
     };
 
 export function recordRun(db: Db, result: RunResult): Promise<RecordRunAnswer> {
@@ -92,6 +105,13 @@ export function recordRun(db: Db, result: RunResult): Promise<RecordRunAnswer> {
     finishedAt,
   };
   const key = and(eq(testStates.testId, result.testId), eq(testStates.region, result.region));
+  // Refused before the transaction: a forged or malformed snapshot writes nothing, not even the run.
+  let verified: ReturnType<typeof verifySurfaces>;
+  try {
+    verified = verifySurfaces(result.surfaces ?? []);
+  } catch (err) {
+    return Promise.reject(err);
+  }
 
   return db
     .transaction(async (tx): Promise<RecordRunAnswer> => {
@@ -117,9 +137,12 @@ export function recordRun(db: Db, result: RunResult): Promise<RecordRunAnswer> {
       // Checks are filed only for a conformance test: a handshake test's run carrying some (an agent
       // that is wrong or hostile) does not grow check states no one asked for.
       const conformance = test.depth === 'conformance' ? (result.conformance ?? null) : null;
+      // Likewise surfaces for a conformance or surface test, steps for a script test.
+      const surfaces = test.depth === 'conformance' || test.depth === 'surface' ? verified : [];
+      const script = test.depth === 'script' ? (result.script?.steps ?? null) : null;
       const [inserted] = await tx
         .insert(runs)
-        .values({ ...values, checks: conformance?.checks ?? null })
+        .values({ ...values, checks: conformance?.checks ?? null, surfaces: surfaceRefs(surfaces), script })
         .onConflictDoNothing({ target: runs.jobId })
         .returning({ id: runs.id });
       if (!inserted) return { duplicate: true };
@@ -135,8 +158,18 @@ export function recordRun(db: Db, result: RunResult): Promise<RecordRunAnswer> {
 
       // Ordered by the scheduler's clock, not the agents': a redelivered older slot moves nothing.
       const stateRevision = isRevision(state.currentRevision) ? state.currentRevision : null;
+      const surfaceInput = {
+        serverId: result.serverId,
+        testId: result.testId,
+        region: result.region,
+        runId,
+        at: finishedAt,
+        surfaces,
+      };
       if (state.lastScheduledAt && scheduledAt < state.lastScheduledAt) {
         const failing = { was: state.failing, now: state.failing };
+        // Its blobs are stored (its run refers to them); the heads stay where newer runs put them.
+        await fileSurfaces(tx, { ...surfaceInput, stale: true });
         return {
           duplicate: false,
           runId,
@@ -145,6 +178,7 @@ export function recordRun(db: Db, result: RunResult): Promise<RecordRunAnswer> {
           currentRevision: stateRevision,
           ...told,
           failing,
+          surfaceChanges: [],
         };
       }
 
@@ -201,6 +235,8 @@ export function recordRun(db: Db, result: RunResult): Promise<RecordRunAnswer> {
           checks: conformance.checks,
         });
 
+      const surfaceChanges = await fileSurfaces(tx, { ...surfaceInput, stale: false });
+
       const nowFailing = !isPassing(run.outcome);
       await tx
         .update(testStates)
@@ -223,6 +259,7 @@ export function recordRun(db: Db, result: RunResult): Promise<RecordRunAnswer> {
         currentRevision: negotiated ?? current,
         ...told,
         failing: { was: state.failing, now: nowFailing },
+        surfaceChanges,
       };
     })
     .catch((err: unknown) => {

@@ -1,7 +1,7 @@
 // What the API and the dashboard read. Every query walks an index: the current picture comes from
 // test_states (one row per test and region), history pages by cursor, and only the fleet summary
 // counts runs, over a time range of the runs_finished index.
-import { type Era, REVISION_NAMES, revisionInfo, type TestDepth } from '@mcp-fleet/probe';
+import { type Era, REVISION_NAMES, revisionInfo, type Script, type TestDepth } from '@mcp-fleet/probe';
 import { and, asc, desc, eq, gte, inArray, isNull, lt, type SQL, sql } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import type { Db } from './db';
@@ -46,6 +46,8 @@ export interface TestOverview {
   depth: TestDepth;
   /** The test's own interval; null = its depth's default. */
   intervalMs: number | null;
+  /** A script test's steps (and allowWrites); null for every other depth. */
+  script: Script | null;
   states: RegionState[];
 }
 
@@ -95,6 +97,7 @@ export async function serversOverview(db: Db, opts: { ids?: string[] } = {}): Pr
       pinnedRevision: tests.pinnedRevision,
       depth: tests.depth,
       testIntervalMs: tests.intervalMs,
+      script: sql<Script | null>`${tests.script}`,
       region: testStates.region,
       currentRevision: testStates.currentRevision,
       lastOutcome: testStates.lastOutcome,
@@ -140,6 +143,7 @@ export async function serversOverview(db: Db, opts: { ids?: string[] } = {}): Pr
         pinnedRevision: r.pinnedRevision,
         depth: r.depth ?? 'handshake',
         intervalMs: r.testIntervalMs,
+        script: r.script ?? null,
         states: [],
       };
       testsById.set(r.testId, test);

@@ -6,10 +6,13 @@
 // null (their foreign keys say ON DELETE SET NULL), and readers show such a move without a run.
 // Check changes (a conformance check's every flip, which a flapping check makes many of) go with
 // their run: their age is their run's, on control's clock. A check's state keeps its `since`.
+// Surface changes are history that matters, like era moves: they stay (a row per change, none
+// while a surface holds still), and so do the blobs they were diffed from and to (the diff view
+// reads them). A blob goes when no head, no kept run and no change refers to it.
 import { and, eq, gt, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import type { Db } from './db';
-import { agents, checkChanges, detections, runs } from './schema';
+import { agents, checkChanges, detections, runs, surfaceBlobs, surfaceChanges, surfaceHeads } from './schema';
 
 /** How long raw runs and detections are kept unless configured otherwise (MCP_FLEET_RUN_RETENTION_DAYS). */
 export const DEFAULT_RUN_RETENTION_DAYS = 30;
@@ -47,11 +50,12 @@ export function retentionCutoffs(retentionDays: number, now = new Date()): Prune
 export async function pruneHistory(
   db: Db,
   cutoffs: PruneCutoffs,
-): Promise<{ runs: number; checkChanges: number; detections: number; agents: number }> {
+): Promise<{ runs: number; checkChanges: number; surfaceBlobs: number; detections: number; agents: number }> {
   const batchSize = cutoffs.batchSize;
   return {
     runs: await pruneRuns(db, { receivedBefore: cutoffs.runsReceivedBefore, batchSize }),
     checkChanges: await pruneCheckChanges(db, { batchSize }),
+    surfaceBlobs: await pruneSurfaceBlobs(db, { batchSize }),
     detections: await pruneDetections(db, { before: cutoffs.detectionsBefore, batchSize }),
     agents: await pruneAgents(db, { heardBefore: cutoffs.agentsHeardBefore }),
   };
@@ -89,6 +93,32 @@ export function pruneCheckChanges(db: Db, opts: { batchSize?: number | undefined
       .where(inArray(checkChanges.id, batch))
       .returning({ id: checkChanges.id });
     return gone.length;
+  });
+}
+
+/**
+ * Delete surface blobs nothing refers to: no head (what a server offers now), no change (the
+ * history's from and to), no kept run (runs.surfaces). The runs' references are read once per
+ * batch (runs.surfaces has no index: a prune is rare, a per-blob lookup would scan runs each time).
+ * A blob an ingest holds (keepBlob's key-share lock) is not deleted under it: the delete waits,
+ * and its foreign key from the head the ingest writes refuses it.
+ */
+export function pruneSurfaceBlobs(db: Db, opts: { batchSize?: number | undefined } = {}): Promise<number> {
+  return inBatches(opts.batchSize, async (size) => {
+    const gone = await db.execute(sql`
+      with referenced as (
+        select distinct e->>'hash' as hash
+        from ${runs} r, jsonb_array_elements(case when jsonb_typeof(r.surfaces) = 'array' then r.surfaces else '[]'::jsonb end) e
+        where r.surfaces is not null
+      ), batch as (
+        select b.hash from ${surfaceBlobs} b
+        where not exists (select 1 from ${surfaceHeads} h where h.hash = b.hash)
+          and not exists (select 1 from ${surfaceChanges} c where c.from_hash = b.hash or c.to_hash = b.hash)
+          and not exists (select 1 from referenced x where x.hash = b.hash)
+        limit ${size}
+      )
+      delete from ${surfaceBlobs} where hash in (select hash from batch) returning hash`);
+    return (gone as unknown as { rows: unknown[] }).rows.length;
   });
 }
 

@@ -1,6 +1,6 @@
 // /api/servers: list, add (its pinned tests run once first), read, change and retire a server.
 
-import { DEFAULT_INTERVAL_MS, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, MIN_INTERVAL_MS } from '@mcp-fleet/config';
+import { DEFAULT_INTERVAL_MS, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, MIN_INTERVAL_MS, testKey } from '@mcp-fleet/config';
 import { isRevision, type Revision } from '@mcp-fleet/probe';
 import {
   createServer,
@@ -37,7 +37,9 @@ export function serverRoutes(router: Router, ctx: ApiContext, probes: OwnProbes)
       const intervalMs = given.intervalMs ?? DEFAULT_INTERVAL_MS;
       const timeoutMs = given.timeoutMs ?? DEFAULT_TIMEOUT_MS;
       checkTiming(intervalMs, timeoutMs);
-      const keys = body.tests.map((t) => `${t.revision}/${t.depth}`);
+      const keys = body.tests.map((t) =>
+        testKey({ mode: t.revision === 'newest' ? 'newest' : 'pinned', pinnedRevision: t.revision, ...t }),
+      );
       if (new Set(keys).size !== keys.length)
         throw new HttpError(400, 'tests: a revision is listed twice at the same depth');
       for (const t of body.tests) checkTestTiming(t, timeoutMs);
@@ -62,6 +64,7 @@ export function serverRoutes(router: Router, ctx: ApiContext, probes: OwnProbes)
                 : { serverId: s.id, mode: 'pinned', pinnedRevision: t.revision as Revision }),
               depth: t.depth,
               intervalMs: t.intervalMs,
+              script: t.script,
             });
           return s;
         });
@@ -88,10 +91,13 @@ export function serverRoutes(router: Router, ctx: ApiContext, probes: OwnProbes)
       if (body.url) checkTarget(body.url, ctx.policy());
       if (body.tests) {
         // What GET showed comes back unchanged; a different set is for the tests' own routes.
-        const now = (await listActiveTests(ctx.db, server.id))
-          .map((t) => `${t.pinnedRevision ?? 'newest'}/${t.depth}/${t.testIntervalMs}`)
+        const now = (await listActiveTests(ctx.db, server.id)).map((t) => `${testKey(t)}/${t.testIntervalMs}`).sort();
+        const given = body.tests
+          .map(
+            (t) =>
+              `${testKey({ mode: t.revision === 'newest' ? 'newest' : 'pinned', pinnedRevision: t.revision, ...t })}/${t.intervalMs}`,
+          )
           .sort();
-        const given = body.tests.map((t) => `${t.revision}/${t.depth}/${t.intervalMs}`).sort();
         if (JSON.stringify(now) !== JSON.stringify(given))
           throw new HttpError(
             400,

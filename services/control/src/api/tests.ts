@@ -2,10 +2,11 @@
 // optional), read one with its states, change its interval, retire one. A body is hostile input
 // (the API's trust boundary): depth and interval are checked here, before anything is written.
 
+import { testKey } from '@mcp-fleet/config';
 import { isRevision, type Revision } from '@mcp-fleet/probe';
 import { createTest, getTest, getTestStates, listActiveTests, retireTest, updateTest } from '@mcp-fleet/store';
 import { HttpError, parseBody, type Router } from '../http';
-import { testIntervalOf, testWrite } from '../server-body';
+import { scriptOfWrite, testIntervalOf, testWrite } from '../server-body';
 import type { ApiContext } from './context';
 import { liveServer, serverDetail, serverOr404, uuid } from './lookups';
 import type { OwnProbes } from './own-probes';
@@ -26,10 +27,20 @@ export function testRoutes(router: Router, ctx: ApiContext, probes: OwnProbes): 
       const body = parseBody(CreateTest, req.body);
       const intervalMs = testIntervalOf(body) ?? null;
       checkTestTiming({ intervalMs }, server.timeoutMs);
+      const given = scriptOfWrite(body);
+      if ('problem' in given) throw new HttpError(400, `steps: ${given.problem}`);
       const existing = await listActiveTests(ctx.db, server.id);
-      const key = (mode: string, pin: string | null) => (mode === 'newest' ? 'newest' : pin);
-      if (existing.some((t) => key(t.mode, t.pinnedRevision) === body.revision && t.depth === body.depth))
-        throw new HttpError(409, `the server already has a ${body.revision} ${body.depth} test`);
+      const wanted = testKey({
+        mode: body.revision === 'newest' ? 'newest' : 'pinned',
+        pinnedRevision: body.revision,
+        depth: body.depth,
+        script: given.script,
+      });
+      if (existing.some((t) => testKey(t) === wanted))
+        throw new HttpError(
+          409,
+          `the server already has a ${body.revision} ${body.depth} test${given.script ? ' with these steps' : ''}`,
+        );
       if (isRevision(body.revision))
         await probes.runPinFirst(server.target, server.headers, server.timeoutMs, body.revision, server.id);
       const test = await createTest(ctx.db, {
@@ -38,6 +49,7 @@ export function testRoutes(router: Router, ctx: ApiContext, probes: OwnProbes): 
           : { serverId: server.id, mode: 'pinned', pinnedRevision: body.revision as Revision }),
         depth: body.depth,
         intervalMs,
+        script: given.script,
       });
       ctx.changed();
       return { status: 201, json: { test: shown(test) } };
@@ -92,6 +104,14 @@ function shown(t: {
   pinnedRevision: string | null;
   depth: string;
   intervalMs: number | null;
+  script: unknown;
 }) {
-  return { id: t.id, mode: t.mode, pinnedRevision: t.pinnedRevision, depth: t.depth, intervalMs: t.intervalMs };
+  return {
+    id: t.id,
+    mode: t.mode,
+    pinnedRevision: t.pinnedRevision,
+    depth: t.depth,
+    intervalMs: t.intervalMs,
+    script: t.script ?? null,
+  };
 }
