@@ -32,7 +32,17 @@ export interface LiveMonitor {
  * Waits until every target has been run in every region, and each `detected` one detected.
  */
 export async function startLiveMonitor(
-  opts: { healthy?: string[]; failing?: string[]; interval?: string; detected?: string[]; conformance?: string[] } = {},
+  opts: {
+    healthy?: string[];
+    failing?: string[];
+    interval?: string;
+    detected?: string[];
+    conformance?: string[];
+    /** These also get a surface-depth test (what they offer per era, every 2 s). */
+    surface?: string[];
+    /** These also get a script-depth test calling the v2 sim's read-only echo tool. */
+    scripted?: string[];
+  } = {},
 ): Promise<LiveMonitor> {
   const healthy = opts.healthy ?? ['modern', 'drifter'];
   const failing = opts.failing ?? ['unavailable'];
@@ -49,9 +59,27 @@ export async function startLiveMonitor(
     servers: [...healthy, ...failing].map((name) => ({
       name,
       url: sim.target(name).url,
-      tests: conformance.includes(name)
-        ? [{ revision: 'newest' }, { revision: 'newest', depth: 'conformance' as const, interval: '5s' }]
-        : [{ revision: 'newest' }],
+      tests: [
+        { revision: 'newest' },
+        ...(conformance.includes(name) ? [{ revision: 'newest', depth: 'conformance' as const, interval: '5s' }] : []),
+        ...(opts.surface?.includes(name) ? [{ revision: 'newest', depth: 'surface' as const, interval: '2s' }] : []),
+        ...(opts.scripted?.includes(name)
+          ? [
+              {
+                revision: 'newest',
+                depth: 'script' as const,
+                interval: '2s',
+                steps: [
+                  {
+                    method: 'tools/call',
+                    params: { name: 'echo', arguments: { text: 'hi' } },
+                    expect: [{ isError: false }, { path: '$.content[0].text', equals: 'hi' }],
+                  },
+                ],
+              },
+            ]
+          : []),
+      ],
       ...(detected.includes(name) ? { detection: { interval } } : {}),
     })),
     policy: { allow: ['127.0.0.0/8'] },

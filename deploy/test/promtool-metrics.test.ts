@@ -17,10 +17,12 @@ beforeAll(async () => {
   if (!existsSync(PROMTOOL))
     throw new Error(`${PROMTOOL} is missing: install promtool (Debian: apt-get install prometheus) to lint /metrics`);
   monitor = await startLiveMonitor({
-    healthy: ['modern', 'drifter'],
+    healthy: ['modern', 'drifter', 'surface-drifter'],
     failing: ['unavailable'],
     detected: ['modern'],
     conformance: ['modern'],
+    surface: ['surface-drifter'],
+    scripted: ['modern'],
   });
   // The drifter stops speaking 2025-11-25: its next runs are downgrades to 2025-06-18, and era moves.
   monitor.sim.drift('drifter', ['2025-06-18']);
@@ -33,7 +35,32 @@ beforeAll(async () => {
     },
     30_000,
   );
-}, 90_000);
+  // Its base surface read in every region first (a first sight is no change), then a breaking
+  // change (create_order's currency now required), so mcp_surface_changes_total has series.
+  await waitFor(
+    "surface-drifter's surface in every region",
+    async () => {
+      const { servers } = (await (await fetch(`${monitor.control.url}/api/servers`)).json()) as {
+        servers: { id: string; name: string }[];
+      };
+      const id = servers.find((s) => s.name === 'surface-drifter')!.id;
+      const res = await fetch(`${monitor.control.url}/api/servers/${id}/surface`);
+      const { surfaces } = (await res.json()) as { surfaces: { region: string }[] };
+      return REGIONS.every((r) => surfaces.some((x) => x.region === r));
+    },
+    30_000,
+  );
+  monitor.sim.driftSurface('surface-drifter', 3);
+  await waitFor(
+    'a breaking surface change in every region',
+    async () => {
+      const res = await fetch(`${monitor.control.url}/api/surface-changes?severity=breaking`);
+      const { changes } = (await res.json()) as { changes: { region: string }[] };
+      return REGIONS.every((r) => changes.some((c) => c.region === r));
+    },
+    30_000,
+  );
+}, 120_000);
 
 afterAll(async () => {
   await monitor?.close();
