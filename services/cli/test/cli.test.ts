@@ -75,6 +75,26 @@ describe('mcp-fleet detect', () => {
     );
   });
 
+  it('a server between generations (SDK 1.10): 2024-11-05 Supported, its note naming Streamable HTTP', async () => {
+    const r = await run('detect', url('between-generations'));
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('newest supported 2024-11-05 · server between-generations 1.10.2');
+    expect(r.stdout).toMatch(
+      /2024-11-05\s+HTTP\+SSE transport\s+Supported\s+deprecated; spoken over Streamable HTTP \(the sessions opening\)\n/,
+    );
+    expect(r.stdout).toMatch(/2025-03-26\s+sessions\s+Not supported\s+not the current revision/);
+    const pinned = await run('handshake', url('between-generations'), '--revision', '2024-11-05', '--json');
+    expect(pinned.code).toBe(0);
+    expect(JSON.parse(pinned.stdout)).toMatchObject({
+      requested: '2024-11-05',
+      negotiated: '2024-11-05',
+      generation: 'sessions',
+      era: 'legacy',
+      outcome: 'success',
+      assertion: null,
+    });
+  });
+
   it('exits 1 on NONE and 3 on RATE_LIMITED, with the editor sentences', async () => {
     const none = await run('detect', url('website'));
     expect(none.code).toBe(1);

@@ -4,6 +4,7 @@
  */
 export const SDK_VERSIONS = {
   'mcp-sdk-1-9': '1.9.0',
+  'mcp-sdk-1-10': '1.10.2',
   'mcp-sdk-1-12': '1.12.3',
   'mcp-sdk-1-17': '1.17.5',
   'mcp-sdk-1-32': '1.32.2',

@@ -6,6 +6,7 @@ import { RequestLog } from './request-log';
 import { LOOPBACK } from './serve';
 import type { RunningTarget, SimTarget, TargetDefinition } from './target';
 import { bearer } from './targets/bearer';
+import { betweenGenerations } from './targets/between-generations';
 import { sseNoEndpoint, sseSlowEndpoint } from './targets/broken-sse';
 import { catalogue } from './targets/catalogue';
 import { catalogueLegacy } from './targets/catalogue-legacy';
@@ -53,6 +54,8 @@ const FLEET: readonly TargetDefinition[] = [
   dualEraDiff,
   hostileSurface,
   surfaceDrifter,
+  // A server between generations (SDK 1.10: 2024-11-05 over Streamable HTTP): appended, so every target above keeps its port.
+  betweenGenerations,
 ];
 
 export const TARGET_NAMES: readonly string[] = FLEET.map((definition) => definition.name);

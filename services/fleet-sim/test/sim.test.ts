@@ -109,6 +109,19 @@ describe('fleet-sim', () => {
     expect(result?.serverInfo).toEqual({ name: 'sessions-2025-03-26', version: '1.12.3' });
   });
 
+  it('between-generations (SDK 1.10) answers initialize over Streamable HTTP with 2024-11-05 and has no HTTP+SSE endpoint', async () => {
+    const { url } = sim.target('between-generations');
+    const response = await postInitialize(url, '2025-11-25');
+    expect(response.status).toBe(200);
+    expect(response.headers.get('mcp-session-id')).toBeTruthy();
+    const { result } = await answerOf(response);
+    expect(result?.protocolVersion).toBe('2024-11-05');
+    expect(result?.serverInfo).toEqual({ name: 'between-generations', version: '1.10.2' });
+    const get = await fetch(url, { headers: { accept: 'text/event-stream' } });
+    await get.body?.cancel();
+    expect(get.status).toBeGreaterThanOrEqual(400);
+  });
+
   it('legacy-sse opens with an endpoint event', async () => {
     const { status, text } = await readStream(sim.target('legacy-sse').url, '\n\n', 2000);
     expect(status).toBe(200);

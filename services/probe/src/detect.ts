@@ -7,9 +7,9 @@ import { DEFAULT_TIMEOUT_MS, ProbeContext, type ProbeOptions } from './context';
 import { type Evidence, evidenceOf, storable } from './evidence';
 import type { Opening, ServerInfo } from './opening';
 import { openRevision } from './openings';
-import { deleteSession } from './openings/sessions';
+import { deleteSession, STREAMABLE_HTTP } from './openings/sessions';
 import { redact, redactStrings } from './redact';
-import { type Generation, REVISIONS, type Revision, revisionInfo } from './revisions';
+import { type Generation, isRevision, REVISIONS, type Revision, revisionInfo } from './revisions';
 
 export const DETECTION_MAX_REQUESTS = 8;
 export const DETECTION_MAX_MS = 20_000;
@@ -58,7 +58,16 @@ export async function detect(url: string | URL, opts: ProbeOptions = {}): Promis
     if (o.openSession && ctx.requestsLeft > 0) await deleteSession(ctx, o.answered ?? '', o.openSession);
   }
 
-  const revisions = openings.map((o) => describe(o, ctx.secrets));
+  // A server between generations answers a sessions `initialize` with 2024-11-05: it speaks that
+  // revision over Streamable HTTP, which stands for the 2024-11-05 row when HTTP+SSE found nothing.
+  const between = openings.find(
+    (o) =>
+      o.ok &&
+      o.generation === 'sessions' &&
+      isRevision(o.answered) &&
+      revisionInfo(o.answered).generation === 'HTTP+SSE transport',
+  );
+  const revisions = openings.map((o) => describe(spokenElsewhere(o, between) ?? o, ctx.secrets));
   const newest = [...revisions].reverse().find((r) => r.supported);
   const limited = ctx.exchanges.find((e) => e.status === 429);
   const outcome: DetectionOutcome = limited ? 'RATE_LIMITED' : newest ? 'DETECTED' : 'NONE';
@@ -78,15 +87,28 @@ export async function detect(url: string | URL, opts: ProbeOptions = {}): Promis
   );
 }
 
+/**
+ * The opening that stands for `o`'s row instead: one of another generation that the server answered
+ * with `o`'s revision (2024-11-05 over Streamable HTTP), when `o`'s own opening failed.
+ */
+function spokenElsewhere(o: Opening, between: Opening | undefined): Opening | undefined {
+  if (o.ok || !between || between.answered !== o.proposed || between.generation === o.generation) return undefined;
+  return { ...between, proposed: o.proposed };
+}
+
 function describe(o: Opening, secrets: readonly string[]): RevisionDetection {
   const info = revisionInfo(o.proposed);
-  const base = { revision: o.proposed, generation: info.generation, note: info.note };
+  const elsewhere = o.generation !== info.generation;
+  // Only 2024-11-05 is ever spoken elsewhere (spokenElsewhere); its note names the transport, within BOUNDS.label.
+  const note = elsewhere ? `deprecated; spoken over ${STREAMABLE_HTTP}` : info.note;
+  const base = { revision: o.proposed, generation: info.generation, note };
   const head = `${info.revision} (${info.generation})`;
   if (o.ok && o.answered === o.proposed) {
+    const over = elsewhere ? ` over ${STREAMABLE_HTTP}; the server has no HTTP+SSE endpoint` : '';
     const entry: RevisionDetection = {
       ...base,
       supported: true,
-      sentence: `${head}: supported. ${noteSentence(info.note)}`,
+      sentence: `${head}: supported${over}. ${noteSentence(info.note)}`,
     };
     // The server describes itself as it likes, the credentials it was sent included.
     if (o.serverInfo) entry.serverInfo = redactStrings(o.serverInfo, secrets);

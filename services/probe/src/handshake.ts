@@ -13,6 +13,7 @@ import type { Exchange } from './exchange';
 import { type Lookup, lookup, NOT_IDENTIFIED } from './lookup';
 import type { Opening, ServerInfo } from './opening';
 import { openRevision } from './openings';
+import { STREAMABLE_HTTP } from './openings/sessions';
 import { OUTCOMES, type Outcome } from './outcomes';
 import { redact, redactStrings } from './redact';
 import { compareRevisions, type Era, type Generation, isRevision, type Revision, revisionInfo } from './revisions';
@@ -85,15 +86,24 @@ export async function handshake(url: string | URL, opts: HandshakeOptions): Prom
   }
   run.requested = requested;
 
-  let opening = await openRevision(ctx, requested, { complete: true });
+  // A revision the lookup found is opened the way it was found (`over`): its own generation's
+  // opening, but the sessions opening for 2024-11-05 on a server between generations.
+  let opening = await openRevision(ctx, requested, { complete: true, over: looked?.generation });
   if (!opening.ok && opening.eraSignal && !looked) {
     looked = await lookup(ctx);
     run.lookup = looked;
     if (pinned) {
-      return looked.found ? run.pinFailed(pinned, looked.found, opening) : run.failLookup(looked, pinned);
+      // The pin's own opening failed, but the lookup heard the server speak the pin over another
+      // generation's opening (2024-11-05 over Streamable HTTP): speak it there and judge as usual.
+      const elsewhere =
+        looked.found === pinned && looked.generation !== undefined && looked.generation !== opening.generation;
+      if (!elsewhere)
+        return looked.found ? run.pinFailed(pinned, looked.found, opening) : run.failLookup(looked, pinned);
+      opening = await openRevision(ctx, pinned, { complete: true, over: looked.generation });
+    } else {
+      if (!looked.found) return run.failLookup(looked, undefined);
+      opening = await openRevision(ctx, looked.found, { complete: true, over: looked.generation });
     }
-    if (!looked.found) return run.failLookup(looked, undefined);
-    opening = await openRevision(ctx, looked.found, { complete: true });
   }
   run.lookup ??= looked;
   if (!opening.ok) {
@@ -112,6 +122,7 @@ export async function handshake(url: string | URL, opts: HandshakeOptions): Prom
         message: `the server answered with protocol ${excerpt(negotiated, ctx.secrets, 40)}, which mcp-fleet does not know`,
       },
       opening.decisive,
+      excerpt(negotiated, ctx.secrets, 40),
     );
   }
   return run.succeed(negotiated, opening);
@@ -135,9 +146,13 @@ class RunBuilder {
     const outcome: Outcome = older ? 'downgrade' : 'success';
     const move = eraMove(this.current, negotiated);
     const message = move ? `now ${move.to}, was ${move.from}` : OUTCOMES[outcome];
+    const answered = older ? `${message}; the server answered ${negotiated} to an offer of ${this.requested}` : message;
+    // A server between generations: the run reports the opening it spoke (sessions), not the revision's table row.
+    const between = opening.generation !== revisionInfo(negotiated).generation && opening.generation === 'sessions';
     return this.#build({
       outcome,
-      message: older ? `${message}; the server answered ${negotiated} to an offer of ${this.requested}` : message,
+      message: between ? `${answered.replace(/\.$/, '')}; ${negotiated} spoken over ${STREAMABLE_HTTP}` : answered,
+      generation: between ? opening.generation : undefined,
       negotiated,
       serverInfo: opening.serverInfo ?? null,
       previousRevision: move?.from ?? null,
@@ -180,9 +195,28 @@ class RunBuilder {
     });
   }
 
-  fail(failure: { outcome: Outcome; message: string }, decisive: Exchange | undefined): HandshakeRun {
+  /**
+   * Every other failed run: the opening did not complete, so the run fails `mcp.initialize` (the
+   * assertion is never empty). Expected: the pin, or an MCP server; actual: the outcome that stood instead.
+   */
+  fail(
+    failure: { outcome: Outcome; message: string },
+    decisive: Exchange | undefined,
+    actual: string = failure.outcome,
+  ): HandshakeRun {
     const evidence = evidenceOf(decisive, failure.message, this.ctx.secrets);
-    return this.#build({ outcome: failure.outcome, message: leadingWithCause(failure.message, evidence), evidence });
+    const message = leadingWithCause(failure.message, evidence);
+    return this.#build({
+      outcome: failure.outcome,
+      message,
+      assertion: {
+        name: 'mcp.initialize',
+        expected: this.mode === 'pinned' && this.requested ? this.requested : 'an MCP server',
+        actual,
+        message,
+      },
+      evidence,
+    });
   }
 
   #build(parts: Partial<HandshakeRun> & { outcome: Outcome; message: string }): HandshakeRun {
@@ -197,7 +231,7 @@ class RunBuilder {
         requested: this.requested ?? null,
         // What the server answered is the server's to choose: it may answer with the credential it was sent.
         negotiated: negotiated === null ? null : redact(negotiated, secrets),
-        generation: info?.generation ?? null,
+        generation: parts.generation ?? info?.generation ?? null,
         era: info?.era ?? null,
         outcome: parts.outcome,
         message: redact(parts.message, this.ctx.secrets),

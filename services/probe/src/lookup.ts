@@ -9,13 +9,18 @@ import { awaitEndpoint } from './openings/http-sse';
 import { deleteSession, openSessions } from './openings/sessions';
 import { openStateless } from './openings/stateless';
 import type { Outcome } from './outcomes';
-import { CURRENT_REVISION, isRevision, newestOf, type Revision, revisionInfo } from './revisions';
+import { CURRENT_REVISION, type Generation, isRevision, newestOf, type Revision, revisionInfo } from './revisions';
 
 export const LOOKUP_MAX_REQUESTS = 4;
 export const NOT_IDENTIFIED = 'the target did not identify itself as an MCP server';
 
 export interface Lookup {
   found: Revision | undefined;
+  /**
+   * The generation whose opening found it. Its own, but for a server between generations: a
+   * sessions `initialize` answered with 2024-11-05 (SDK 1.10.x), so the run opens 2024-11-05 that way.
+   */
+  generation: Generation | undefined;
   serverInfo: ServerInfo | undefined;
   requests: number;
   /** Why it found nothing: the reply that ended it, or `not_mcp` after trying every generation. */
@@ -38,6 +43,8 @@ async function search(ctx: ProbeContext): Promise<Omit<Lookup, 'requests'>> {
 
   const init = await openSessions(ctx, newestOf('sessions'), { complete: false });
   if (init.openSession) await deleteSession(ctx, init.answered ?? '', init.openSession);
+  // Any revision answered counts, 2024-11-05 included: a server between generations speaks it over
+  // Streamable HTTP; the run then opens it over sessions (foundIn keeps the generation).
   if (init.ok && isRevision(init.answered)) return foundIn(init);
   const stop2 = ended(init.decisive);
   if (stop2) return stop2;
@@ -45,11 +52,18 @@ async function search(ctx: ProbeContext): Promise<Omit<Lookup, 'requests'>> {
   const wait = await awaitEndpoint(ctx);
   if (wait.ok) {
     wait.reader.close();
-    return { found: newestOf('HTTP+SSE transport'), serverInfo: undefined, failure: undefined, decisive: wait.get };
+    return {
+      found: newestOf('HTTP+SSE transport'),
+      generation: 'HTTP+SSE transport',
+      serverInfo: undefined,
+      failure: undefined,
+      decisive: wait.get,
+    };
   }
   return (
     ended(wait.get) ?? {
       found: undefined,
+      generation: undefined,
       serverInfo: undefined,
       failure: { outcome: 'not_mcp', message: NOT_IDENTIFIED },
       decisive: wait.get,
@@ -58,7 +72,13 @@ async function search(ctx: ProbeContext): Promise<Omit<Lookup, 'requests'>> {
 }
 
 function foundIn(o: Opening): Omit<Lookup, 'requests'> {
-  return { found: o.answered as Revision, serverInfo: o.serverInfo, failure: undefined, decisive: o.decisive };
+  return {
+    found: o.answered as Revision,
+    generation: o.generation,
+    serverInfo: o.serverInfo,
+    failure: undefined,
+    decisive: o.decisive,
+  };
 }
 
 /** A reply that ends the lookup early, with the outcome its status calls for. */
@@ -70,6 +90,7 @@ function ended(ex: Exchange | undefined): Omit<Lookup, 'requests'> | undefined {
   const notHttp = ex.failure === 'malformed_http' || ex.failure === 'request_budget';
   return {
     found: undefined,
+    generation: undefined,
     serverInfo: undefined,
     failure: { outcome, message: notHttp ? `${NOT_IDENTIFIED} (${message})` : message },
     decisive: ex,

@@ -1,13 +1,21 @@
 import type { ProbeContext } from '../context';
 import type { Opening } from '../opening';
-import { type Revision, revisionInfo } from '../revisions';
+import { type Generation, type Revision, revisionInfo } from '../revisions';
 import { openHttpSse } from './http-sse';
 import { openSessions } from './sessions';
 import { openStateless } from './stateless';
 
-/** Open a conversation at `revision` the way its generation opens. */
-export function openRevision(ctx: ProbeContext, revision: Revision, opts: { complete: boolean }): Promise<Opening> {
-  switch (revisionInfo(revision).generation) {
+/**
+ * Open a conversation at `revision` the way its generation opens, or over `over` when a lookup
+ * found the server speaking it there: a server between generations (SDK 1.10.x) speaks 2024-11-05
+ * over Streamable HTTP, the sessions opening, and has no HTTP+SSE endpoint (docs/protocol.md#servers-between-generations).
+ */
+export function openRevision(
+  ctx: ProbeContext,
+  revision: Revision,
+  opts: { complete: boolean; over?: Generation | undefined },
+): Promise<Opening> {
+  switch (opts.over ?? revisionInfo(revision).generation) {
     case 'stateless':
       return openStateless(ctx, revision);
     case 'sessions':

@@ -1,6 +1,12 @@
 // The sessions generation (2025-03-26, 2025-06-18, 2025-11-25): POST `initialize` proposing the
 // revision, then `notifications/initialized`, then DELETE the session if the server minted one.
 // Never a GET stream. The answer may come as JSON or as an event stream.
+//
+// Servers between generations (SDK 1.10.x) open this way too but answer with 2024-11-05, the
+// HTTP+SSE revision, and serve no HTTP+SSE endpoint. An answered 2024-11-05 is a revision spoken
+// over Streamable HTTP: this opening reports it like any other answer (generation 'sessions'), and
+// detection and runs read it as such (docs/protocol.md#servers-between-generations). Nothing here
+// changes for other servers: a sessions server answers with a sessions revision.
 import { CLIENT_INFO } from '../client-info';
 import type { ProbeContext } from '../context';
 import { initializeSignal } from '../era-signals';
@@ -9,6 +15,9 @@ import { notificationBody, requestBody, resultOf } from '../jsonrpc';
 import { failed, judge, type Opening, opened, type ServerInfo, serverInfoOf } from '../opening';
 import type { Outcome } from '../outcomes';
 import { isRevision, type Revision, revisionInfo } from '../revisions';
+
+/** How detection rows and runs name the transport of 2024-11-05 spoken by the sessions opening. */
+export const STREAMABLE_HTTP = 'Streamable HTTP (the sessions opening)';
 
 const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
