@@ -5,7 +5,8 @@ import * as z from 'zod';
 import type { Revision } from './revisions';
 import { newestFirst } from './revisions';
 import { SDK_VERSIONS } from './sdk-versions';
-import type { RequestBody } from './serve';
+import { listenHttp, pathOf, type RequestBody, sendText } from './serve';
+import { loopbackUrl, type RunningTarget, type TargetContext } from './target';
 
 /** A v2 McpServer with the echo tool; `revisions` restricts what it negotiates. */
 export function createV2Server(name: string, revisions?: readonly Revision[]): McpServer {
@@ -62,6 +63,25 @@ function replay(req: IncomingMessage, body: RequestBody): NodeIncomingMessageLik
     headers: req.headers,
     async *[Symbol.asyncIterator]() {
       yield Buffer.from(body.text, 'utf8');
+    },
+  };
+}
+
+/** A v2 endpoint served at /mcp on the target's port (404 elsewhere), closed with the listener. */
+export async function serveV2(
+  { name, port, log }: TargetContext,
+  endpoint: V2Endpoint,
+  supports: () => Revision[],
+): Promise<RunningTarget> {
+  const listener = await listenHttp(name, port, log, async (req, res, body) => {
+    if (pathOf(req) !== '/mcp') return sendText(res, 404, 'text/plain', 'Not Found');
+    await endpoint.handle(req, res, body);
+  });
+  return {
+    url: loopbackUrl(listener.port, '/mcp'),
+    supports,
+    async close() {
+      await Promise.all([listener.close(), endpoint.close()]);
     },
   };
 }

@@ -9,7 +9,7 @@ import { ECHO_TOOL } from '../echo';
 import { SDK_VERSIONS } from '../sdk-versions';
 import { listenHttp, pathOf, sendText } from '../serve';
 import { loopbackUrl, type RunningTarget, type TargetContext, type TargetDefinition } from '../target';
-import { v2Endpoint } from '../v2';
+import { serveV2, v2Endpoint } from '../v2';
 
 /** Small on purpose: the catalogue's five tools come in three pages. */
 export const CATALOGUE_PAGE_SIZE = 2;
@@ -69,19 +69,10 @@ export function createCatalogueServer(name: string): McpServer {
   return server;
 }
 
-export async function startCatalogue({ name, port, log }: TargetContext): Promise<RunningTarget> {
+export async function startCatalogue(ctx: TargetContext): Promise<RunningTarget> {
+  const { name } = ctx;
   const endpoint = v2Endpoint(name, { legacy: 'stateless', create: () => createCatalogueServer(name) });
-  const listener = await listenHttp(name, port, log, async (req, res, body) => {
-    if (pathOf(req) !== '/mcp') return sendText(res, 404, 'text/plain', 'Not Found');
-    await endpoint.handle(req, res, body);
-  });
-  return {
-    url: loopbackUrl(listener.port, '/mcp'),
-    supports: () => ['2025-03-26', '2025-06-18', '2025-11-25', '2026-07-28'],
-    async close() {
-      await Promise.all([listener.close(), endpoint.close()]);
-    },
-  };
+  return serveV2(ctx, endpoint, () => ['2025-03-26', '2025-06-18', '2025-11-25', '2026-07-28']);
 }
 
 export const catalogue: TargetDefinition = {

@@ -8,7 +8,7 @@ import * as z from 'zod';
 import { SDK_VERSIONS } from '../sdk-versions';
 import { listenHttp, pathOf, sendText } from '../serve';
 import { loopbackUrl, type RunningTarget, type TargetContext, type TargetDefinition } from '../target';
-import { v2Endpoint } from '../v2';
+import { serveV2, v2Endpoint } from '../v2';
 
 /** The tool only legacy clients see. */
 export const DUAL_ERA_LEGACY_ONLY_TOOL = 'export_csv';
@@ -52,19 +52,10 @@ export function createDualEraServer(name: string, era: Era): McpServer {
   return server;
 }
 
-async function start({ name, port, log }: TargetContext): Promise<RunningTarget> {
+async function start(ctx: TargetContext): Promise<RunningTarget> {
+  const { name } = ctx;
   const endpoint = v2Endpoint(name, { legacy: 'stateless', create: ({ era }) => createDualEraServer(name, era) });
-  const listener = await listenHttp(name, port, log, async (req, res, body) => {
-    if (pathOf(req) !== '/mcp') return sendText(res, 404, 'text/plain', 'Not Found');
-    await endpoint.handle(req, res, body);
-  });
-  return {
-    url: loopbackUrl(listener.port, '/mcp'),
-    supports: () => ['2025-03-26', '2025-06-18', '2025-11-25', '2026-07-28'],
-    async close() {
-      await Promise.all([listener.close(), endpoint.close()]);
-    },
-  };
+  return serveV2(ctx, endpoint, () => ['2025-03-26', '2025-06-18', '2025-11-25', '2026-07-28']);
 }
 
 export const dualEraDiff: TargetDefinition = {

@@ -16,7 +16,7 @@ import { SurfaceDrift, type SurfaceStage } from '../drift';
 import { SDK_VERSIONS } from '../sdk-versions';
 import { listenHttp, pathOf, sendText } from '../serve';
 import { loopbackUrl, type TargetDefinition } from '../target';
-import { v2Endpoint } from '../v2';
+import { serveV2, v2Endpoint } from '../v2';
 
 const CITY = z.string().min(1).max(100).describe('The city, e.g. Paris');
 const UNITS = z.enum(['celsius', 'fahrenheit']).describe('Temperature units (default celsius)');
@@ -73,22 +73,12 @@ export const surfaceDrifter: TargetDefinition = {
   kind: 'sdk',
   description:
     'SDK 2.4 McpServer whose tools change by stage (0 base, 1 addition, 2 warning, 3 breaking); 2026-07-28 plus stateless 2025',
-  async start({ name, port, log }) {
+  async start(ctx) {
+    const { name } = ctx;
     const surface = new SurfaceDrift();
     // createMcpHandler calls the factory once per request: a new stage is served from the next one.
     const endpoint = v2Endpoint(name, { legacy: 'stateless', create: () => createSurfaceServer(name, surface.stage) });
-    const listener = await listenHttp(name, port, log, async (req, res, body) => {
-      if (pathOf(req) !== '/mcp') return sendText(res, 404, 'text/plain', 'Not Found');
-      await endpoint.handle(req, res, body);
-    });
-    return {
-      url: loopbackUrl(listener.port, '/mcp'),
-      supports: () => ['2025-03-26', '2025-06-18', '2025-11-25', '2026-07-28'],
-      surfaceStage: () => surface.stage,
-      driftSurface: (stage) => surface.drift(stage),
-      async close() {
-        await Promise.all([listener.close(), endpoint.close()]);
-      },
-    };
+    const running = await serveV2(ctx, endpoint, () => ['2025-03-26', '2025-06-18', '2025-11-25', '2026-07-28']);
+    return { ...running, surfaceStage: () => surface.stage, driftSurface: (stage) => surface.drift(stage) };
   },
 };
