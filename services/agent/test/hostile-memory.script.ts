@@ -66,6 +66,7 @@ function job(target: { name: string; url: string }, kind: Kind, pin = '2025-11-2
     headers: {},
     revision: detection ? null : kind === 'newest' ? 'newest' : pin,
     currentRevision: null,
+    recheck: false,
     timeoutMs: input.timeoutMs,
     slot: 0,
     scheduledAt: new Date().toISOString(),

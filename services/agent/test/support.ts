@@ -29,6 +29,7 @@ export function makeJob(fields: Partial<Job> & Pick<Job, 'url'>): Job {
     headers: {},
     revision: kind === 'handshake' ? 'newest' : null,
     currentRevision: null,
+    recheck: false,
     timeoutMs: 5_000,
     slot: Date.now() - (Date.now() % 60_000),
     scheduledAt: new Date().toISOString(),

@@ -57,6 +57,12 @@ export const JobSchema = z.object({
   revision: z.union([z.literal('newest'), revision]).nullable(),
   /** The test's current revision in this region, so agents stay stateless: a newest-supported run's move from it, a pin once spoken. */
   currentRevision: revision.nullable(),
+  /**
+   * A newest-supported job that looks its revision up again (newest first) before it speaks, though
+   * no era signal asked (config's Judgement.recheckMs; the scheduler marks one slot per recheck
+   * window). Absent (a control before rechecks): false.
+   */
+  recheck: z.boolean().optional(),
   timeoutMs: z.number().int().positive().max(120_000),
   /** The slot this job belongs to: slot start in ms since the epoch. */
   slot: z.number().int().nonnegative(),

@@ -18,6 +18,7 @@ export function job(region: string, overrides: Partial<Job> = {}): Job {
     depth: 'handshake',
     revision: 'newest',
     currentRevision: '2025-06-18',
+    recheck: false,
     timeoutMs: 10_000,
     slot: 1_700_000_000_000,
     scheduledAt: new Date().toISOString(),

@@ -26,6 +26,7 @@ import {
   schemaProblems,
   unitlessDuration,
 } from './fleet-problems';
+import { type Judgement, judgementFields, resolveJudgement } from './judgement';
 import { ScriptStepsSchema, scriptKey } from './script-schema';
 
 export { FleetFileError } from './fleet-problems';
@@ -92,6 +93,8 @@ export interface ServerDefinition {
   /** null = no scheduled detection. */
   detectionIntervalMs: number | null;
   tests: TestDefinition[];
+  /** How it is judged across regions: its own keys over the file's defaults (judgement.ts). */
+  judgement: Judgement;
 }
 
 export interface FleetDefinition {
@@ -223,12 +226,16 @@ export const serverEntry = z.strictObject({
     )
     .default([{ revision: 'newest' }]),
   detection: detectionSchedule.optional(),
+  /** quorum, failAfter, confirmAfter, flapWindow, recheck, disagreementAfter, slo: over the fleet's defaults. */
+  ...judgementFields,
 });
 
 /** The fleet file's schema: the one the file, `mcp-fleet apply`'s JSON and POST /api/fleet are read with. */
 export const fleetFileSchema = z.strictObject({
   regions: z.array(regionName).min(1, 'at least one region').default(['local']),
-  defaults: z.strictObject({ interval: duration.optional(), timeout: duration.optional() }).default({}),
+  defaults: z
+    .strictObject({ interval: duration.optional(), timeout: duration.optional(), ...judgementFields })
+    .default({}),
   // `servers:` with nothing under it is an empty fleet, not an error.
   servers: z.preprocess((v) => v ?? [], z.array(serverEntry)),
   policy: z
@@ -495,6 +502,7 @@ function check(
       timeoutMs,
       detectionIntervalMs: s.detection ? (parseDuration(s.detection.interval) ?? null) : null,
       tests,
+      judgement: resolveJudgement(f.defaults, s),
     };
   });
   if (problems.length) throw new FleetFileError(file, problems);

@@ -5,6 +5,7 @@ export * from './env-groups';
 export * from './fleet-file';
 export { type FleetProblem, problemLine } from './fleet-problems';
 export * from './fleet-yaml';
+export * from './judgement';
 export * from './probe-floor';
 export * from './roles';
 export * from './script-schema';

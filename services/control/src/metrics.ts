@@ -61,6 +61,20 @@ export function createControlMetrics(sources: ControlMetricsSources) {
     labelNames: ['from_version', 'to_version', 'region'] as const,
     registers: [registry],
   });
+  // Confirmed moves and flaps (docs/regions.md): what dashboards and alerts count; the raw moves stay
+  // in mcp_ingest_era_moves_total. Server names are the operator's fleet: bounded.
+  const movesConfirmed = new Counter({
+    name: 'mcp_era_moves_confirmed_total',
+    help: 'Era moves confirmed (seen in confirmAfter runs of a region, or in a quorum of regions), by server, revisions and region.',
+    labelNames: ['server', 'from_version', 'to_version', 'region'] as const,
+    registers: [registry],
+  });
+  const flaps = new Counter({
+    name: 'mcp_era_flaps_total',
+    help: 'Era moves undone inside the flap window (A→B→A): one flap, by server and region.',
+    labelNames: ['server', 'region'] as const,
+    registers: [registry],
+  });
   // Bounded labels: three severities, six kinds (probe's SURFACE_KINDS), the fleet's regions.
   const surfaceChanges = new Counter({
     name: 'mcp_surface_changes_total',
@@ -165,7 +179,7 @@ export function createControlMetrics(sources: ControlMetricsSources) {
       for (const c of await conformance()) this.set({ server: c.server }, c.mustFailing === 0 ? 1 : 0);
     },
   });
-  return { registry, jobs, lag, entries, ingest, moves, surfaceChanges };
+  return { registry, jobs, lag, entries, ingest, moves, movesConfirmed, flaps, surfaceChanges };
 }
 
 export type ControlMetrics = ReturnType<typeof createControlMetrics>;

@@ -164,6 +164,7 @@ export class Scheduler {
       revision: entry.revision,
       // A pinned job carries it too: it tells the probe whether the server once spoke the pin.
       currentRevision: entry.testId ? this.#opts.currentRevision(entry.testId, entry.region) : null,
+      recheck: false,
       timeoutMs: entry.timeoutMs,
       slot,
       scheduledAt: new Date(slot).toISOString(),

@@ -29,6 +29,12 @@ export interface HandshakeOptions extends ProbeOptions {
    * before), else that it *does not* speak it (a first run, or a pin never passed).
    */
   current?: Revision | undefined;
+  /**
+   * A newest-supported run looks the revision up again (newest first) before it speaks, with no era
+   * signal: a server that added a newer revision while keeping the current one is noticed (its
+   * answer to the current revision would never say so). The move is still judged from `current`.
+   */
+  recheck?: boolean | undefined;
 }
 
 export interface Assertion {
@@ -77,9 +83,9 @@ export async function handshake(url: string | URL, opts: HandshakeOptions): Prom
   );
 
   let looked: Lookup | undefined;
-  let requested: Revision | undefined = pinned ?? current;
+  let requested: Revision | undefined = pinned ?? (opts.recheck ? undefined : current);
   if (!requested) {
-    // A newest-supported test with no current revision looks it up before its first run.
+    // A newest-supported test with no current revision looks it up before its first run (a recheck too).
     looked = await lookup(ctx);
     if (!looked.found) return run.failLookup(looked, undefined);
     requested = looked.found;

@@ -255,6 +255,11 @@ export async function eraMovesList(
       downgrade: eraMoves.downgrade,
       eraChanged: eraMoves.eraChanged,
       at: eraMoves.at,
+      state: eraMoves.state,
+      seenRuns: eraMoves.seenRuns,
+      confirmedAt: eraMoves.confirmedAt,
+      confirmedBy: eraMoves.confirmedBy,
+      flapOf: eraMoves.flapOf,
       serverName: servers.name,
     })
     .from(eraMoves)

@@ -1,5 +1,6 @@
 // The database: the fleet (servers, tests), what happened to it (runs, detections, era moves),
 // and who watches it (agents). One schema for Postgres and embedded PGlite.
+import type { Judgement } from '@mcp-fleet/config';
 import { sql } from 'drizzle-orm';
 import {
   bigint,
@@ -40,6 +41,12 @@ export const servers = pgTable(
     timeoutMs: integer('timeout_ms').notNull(),
     /** Detection interval; null = no scheduled detection. */
     detectionIntervalMs: integer('detection_interval_ms'),
+    /**
+     * How it is judged across regions (config's Judgement, resolved: quorum, failAfter, confirmAfter,
+     * flapWindowMs, recheckMs, disagreementAfterMs, slo); null = config's DEFAULT_JUDGEMENT. Read it
+     * through config's storedJudgement, which checks it.
+     */
+    judgement: jsonb('judgement').$type<Judgement>(),
     /** Where it was defined: applying the fleet file retires only the servers the file defined. */
     source: text('source', { enum: ['file', 'api'] })
       .notNull()
@@ -94,6 +101,11 @@ export const testStates = pgTable(
     lastAssertion: jsonb('last_assertion'),
     /** The pinned test's last run failed its assertion (or the test's last run did not pass). */
     failing: boolean('failing').notNull().default(false),
+    /**
+     * Failed runs in a row here (0 after a pass). The region counts as failing for the test's
+     * consensus once it reaches the server's failAfter (consensus.ts); `failing` is the last run alone.
+     */
+    consecutiveFailures: integer('consecutive_failures').notNull().default(0),
     /** Null once retention pruned that run (the state itself stays). */
     lastRunId: bigint('last_run_id', { mode: 'number' }).references(() => runs.id, { onDelete: 'set null' }),
     lastRunAt: timestamp('last_run_at', { withTimezone: true }),
@@ -305,12 +317,80 @@ export const eraMoves = pgTable(
     /** The move crossed eras (legacy ↔ modern). */
     eraChanged: boolean('era_changed').notNull(),
     at: timestamp('at', { withTimezone: true }).notNull(),
+    /**
+     * `pending` until confirmed; `confirmed` once seen in confirmAfter runs of its region or in a quorum
+     * of regions; `flapping` when it went back (A→B→A) inside the flap window: both moves are marked and
+     * read as one flap; `superseded` when another move came before it was confirmed. Moves from before
+     * confirmation existed read as confirmed. Dashboards and counters use confirmed moves and flaps.
+     */
+    state: text('state', { enum: ['pending', 'confirmed', 'flapping', 'superseded'] })
+      .notNull()
+      .default('confirmed'),
+    /** Runs in its region that have seen the move (the moving run is the first). */
+    seenRuns: integer('seen_runs').notNull().default(1),
+    /** When it was confirmed (null unless `confirmed`). */
+    confirmedAt: timestamp('confirmed_at', { withTimezone: true }),
+    /** How it was confirmed: `runs` (confirmAfter runs in its region) or `regions` (a quorum of regions saw it). */
+    confirmedBy: text('confirmed_by', { enum: ['runs', 'regions'] }),
+    /** The move back of a flap names the move it undid (both are `flapping`). */
+    flapOf: bigint('flap_of', { mode: 'number' }),
   },
   (t) => [
     index('era_moves_at').on(t.at),
+    // The move a region's next run may confirm, undo or supersede.
+    index('era_moves_test_region_at').on(t.testId, t.region, t.at),
     index('era_moves_server_at').on(t.serverId, t.at),
     // Pruning a run finds the move pointing at it here.
     index('era_moves_run').on(t.runId),
+  ],
+);
+
+/**
+ * Regions negotiating different revisions for one newest-supported test (a rollout behind geo-DNS):
+ * opened when they first differ, `revisions` kept current while they do, ended when they agree
+ * again. The history stays (retention keeps it like era moves).
+ */
+export const regionDisagreements = pgTable(
+  'region_disagreements',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    serverId: uuid('server_id').notNull(),
+    testId: uuid('test_id').notNull(),
+    /** Each region's current revision while they disagree: { "eu-west": "2026-07-28", "us-east": "2025-11-25" }. */
+    revisions: jsonb('revisions').$type<Record<string, string>>().notNull(),
+    startedAt: timestamp('started_at', { withTimezone: true }).notNull(),
+    /** Null while it lasts. */
+    endedAt: timestamp('ended_at', { withTimezone: true }),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [
+    // At most one open disagreement per test.
+    uniqueIndex('region_disagreements_open').on(t.testId).where(sql`${t.endedAt} is null`),
+    index('region_disagreements_server_started').on(t.serverId, t.startedAt),
+    index('region_disagreements_started').on(t.startedAt),
+  ],
+);
+
+/**
+ * One row per test and interval bucket (scheduledAt rounded down to the test's interval: it holds
+ * one slot of each region, whose offsets differ): how many regions ran it and how many passed.
+ * Uptime (a bucket is up when any region passed) and reachability (successes / executions) are
+ * read from here (uptime.ts), as Grafana Synthetic Monitoring defines them, without scanning runs.
+ * Kept longer than the longest window (30 days).
+ */
+export const testSlots = pgTable(
+  'test_slots',
+  {
+    testId: uuid('test_id').notNull(),
+    serverId: uuid('server_id').notNull(),
+    bucket: timestamp('bucket', { withTimezone: true }).notNull(),
+    executions: integer('executions').notNull(),
+    successes: integer('successes').notNull(),
+  },
+  (t) => [
+    uniqueIndex('test_slots_pk').on(t.testId, t.bucket),
+    index('test_slots_server_bucket').on(t.serverId, t.bucket),
+    index('test_slots_bucket').on(t.bucket),
   ],
 );
 
