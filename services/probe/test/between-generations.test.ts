@@ -3,7 +3,7 @@
 // no HTTP+SSE endpoint. Detection reports 2024-11-05 supported over Streamable HTTP; newest-supported
 // and pinned 2024-11-05 runs pass over the sessions opening. And every failed run names its assertion.
 import { describe, expect, it } from 'vitest';
-import { BOUNDS, detect, handshake } from '../src';
+import { BOUNDS, conformance, detect, handshake, readSurfaceAt, runScript } from '../src';
 import { useSim } from './use-sim';
 
 const fleet = useSim({ only: ['between-generations', 'legacy-sse', 'sessions-2025-11-25', 'unavailable', 'website'] });
@@ -137,5 +137,42 @@ describe('every failed run names the assertion it failed', () => {
     expect(run.assertion?.expected).toBe(revision === 'newest' ? 'an MCP server' : revision);
     expect(run.assertion?.actual).toBeTruthy();
     expect(run.assertion?.message).toBeTruthy();
+  });
+
+  it('conformance, surface and script runs at 2024-11-05 reach it over the sessions opening too', async () => {
+    const run = await conformance(url('between-generations'), { protocol: '2024-11-05' });
+    expect(run.protocol).toMatchObject({ requested: '2024-11-05', negotiated: '2024-11-05', era: 'legacy' });
+    expect(run.outcome).toBe('success');
+    expect(run.checks.find((c) => c.id === 'list_tools_succeeds')?.status).toBe('pass');
+
+    const read = await readSurfaceAt(url('between-generations'), '2024-11-05');
+    expect(read).toMatchObject({ era: 'legacy', revision: '2024-11-05' });
+    expect(read.snapshot?.body).toContain('"name":"echo"');
+
+    const script = await runScript(url('between-generations'), {
+      protocol: '2024-11-05',
+      script: {
+        steps: [
+          {
+            method: 'tools/call',
+            params: { name: 'echo', arguments: { text: 'between' } },
+            expect: [{ path: '$.content[0].text', equals: 'between' }],
+          },
+        ],
+        allowWrites: true,
+      },
+    });
+    expect(script.outcome).toBe('success');
+    expect(script.steps[0]?.status).toBe('pass');
+  });
+
+  it('an HTTP+SSE-only server still opens 2024-11-05 over its stream at every depth (no sessions fallback needed)', async () => {
+    const run = await conformance(url('legacy-sse'), { protocol: '2024-11-05' });
+    expect(run.protocol.negotiated).toBe('2024-11-05');
+    expect(
+      fleet()
+        .requests('legacy-sse')
+        .some((r) => r.method === 'GET'),
+    ).toBe(true);
   });
 });

@@ -77,9 +77,25 @@ export async function connectModern(ctx: ProbeContext, revision: Revision): Prom
   return { ok: true, connection: conn, opening: opened('stateless', revision, ex, revision, serverInfo) };
 }
 
-/** A legacy connection at `revision` (sessions or HTTP+SSE, by its generation), initialized and ready. */
+/**
+ * A legacy connection at `revision` (sessions or HTTP+SSE, by its generation), initialized and ready.
+ * 2024-11-05 on a server between generations (SDK 1.10.x) has no HTTP+SSE stream to open (an era
+ * signal): it is spoken over the sessions opening there (docs/protocol.md#servers-between-generations),
+ * so conformance, surface and script runs reach it as handshakes do.
+ */
 export async function connectLegacy(ctx: ProbeContext, revision: Revision): Promise<Connected> {
-  if (revisionInfo(revision).generation === 'HTTP+SSE transport') return connectHttpSse(ctx, revision);
+  if (revisionInfo(revision).generation === 'HTTP+SSE transport') {
+    const sse = await connectHttpSse(ctx, revision);
+    if (sse.ok || !sse.opening.eraSignal) return sse;
+    const over = await connectSessions(ctx, revision);
+    if (over.ok && over.opening.answered === revision) return over;
+    if (over.ok) await over.connection.close();
+    return sse;
+  }
+  return connectSessions(ctx, revision);
+}
+
+async function connectSessions(ctx: ProbeContext, revision: Revision): Promise<Connected> {
   const opening = await openSessions(ctx, revision, { complete: false });
   if (!opening.ok || !opening.decisive) return { ok: false, opening };
   const answered = opening.answered ?? revision;
