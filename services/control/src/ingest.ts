@@ -7,8 +7,19 @@
 // never retried. A second result of a job (a redelivery, a publish retried, a job run twice: the bus
 // does not deduplicate results) writes nothing and is counted `duplicate`.
 import { type Bus, type Delivery, nakDelayMs, type Result, type Subscription } from '@mcp-fleet/bus';
+import { revisionLabel } from '@mcp-fleet/bus/metrics';
 import { isRevision, type Revision } from '@mcp-fleet/probe';
-import { type EventLog, type RunChange, tellRun, tellSurfaceChanges } from './events';
+import {
+  type ConfirmedMoveChange,
+  type EventLog,
+  type RunChange,
+  tellConfirmedMoves,
+  tellConsensus,
+  tellDisagreement,
+  tellFlap,
+  tellRun,
+  tellSurfaceChanges,
+} from './events';
 import type { ControlMetrics } from './metrics';
 import { detectionJobId, handshakeJobId } from './slots';
 
@@ -22,6 +33,20 @@ export type RecordedRun =
       currentRevision: string | null;
       /** The surface changes the run recorded (store's RecordedSurfaceChange). */
       surfaceChanges?: readonly { severity: string; kind: string; name: string; message: string; era?: string }[];
+      /** The moves the run confirmed, in any region (store's ConfirmedMove). */
+      confirmedMoves?: readonly ConfirmedMoveChange[];
+      /** The run's move undid its region's last one inside the flap window. */
+      flap?: { region: string; from: string; to: string; firstAt: Date | string } | null;
+      /** The test's region disagreement, when the run opened, kept or ended one. */
+      disagreement?: {
+        started: boolean;
+        ended: boolean;
+        revisions: Record<string, string>;
+        startedAt: Date | string;
+        endedAt: Date | string | null;
+      } | null;
+      /** The test's consensus across its server's regions, before and after the run. */
+      consensus?: { was: boolean; now: boolean; regionsFailing: number; regionsTotal: number; needed: number };
     });
 
 /** What ingest needs from the store. */
@@ -143,7 +168,10 @@ async function ingestOne(d: Delivery<Result>, opts: IngestOptions): Promise<void
         tellSurfaceChanges(opts.log, r.region, out.server, out.surfaceChanges ?? []);
       }
       // Told once, when the database has it: a duplicate wrote nothing and a stale run moved nothing.
-      if (!out.duplicate && !out.stale) tellRun(opts.log, r.region, out, r.run);
+      if (!out.duplicate && !out.stale) {
+        tellRun(opts.log, r.region, out, r.run);
+        tellJudgement(opts, out, new Date(r.finishedAt));
+      }
       // A late result (an older slot) moved nothing in the store, and must not move the next job's
       // current revision either: that would make a false era move or downgrade in the next run.
       if (!out.duplicate && !out.stale && isRevision(out.currentRevision))
@@ -175,4 +203,28 @@ async function ingestOne(d: Delivery<Result>, opts: IngestOptions): Promise<void
     );
     await d.nak(nakDelayMs(d.redeliveries));
   }
+}
+
+/**
+ * What a run changed across regions (docs/regions.md): confirmed moves and flaps are counted
+ * (mcp_era_moves_confirmed_total, mcp_era_flaps_total: what dashboards and alerts use, the raw
+ * moves stay in mcp_ingest_era_moves_total) and told; a disagreement opened or ended and the test's
+ * consensus turning are told.
+ */
+function tellJudgement(opts: IngestOptions, out: RecordedRun & { duplicate: false }, at: Date): void {
+  const server = out.server;
+  for (const m of out.confirmedMoves ?? [])
+    opts.metrics.movesConfirmed.inc({
+      server,
+      from_version: revisionLabel(m.from),
+      to_version: revisionLabel(m.to),
+      region: m.region,
+    });
+  if (out.confirmedMoves?.length) tellConfirmedMoves(opts.log, server, out.confirmedMoves);
+  if (out.flap) {
+    opts.metrics.flaps.inc({ server, region: out.flap.region });
+    tellFlap(opts.log, server, out.flap, at);
+  }
+  if (out.disagreement) tellDisagreement(opts.log, server, out.disagreement, at);
+  if (out.consensus) tellConsensus(opts.log, server, out.test, out.consensus);
 }

@@ -85,10 +85,12 @@ describe('control logs each operator-relevant change once', () => {
     for (const region of REGIONS) {
       const [move] = events('era_move', 'drifter-modern', region);
       expect(events('era_move', 'drifter-modern', region)).toHaveLength(1);
-      expect(move!.msg).toBe(`era move: drifter-modern in ${region} now 2026-07-28, was 2025-11-25 (legacy to modern)`);
+      expect(move!.msg).toBe(
+        `era move (unconfirmed): drifter-modern in ${region} now 2026-07-28, was 2025-11-25 (legacy to modern)`,
+      );
       expect(events('downgrade', 'drifter-modern', region)).toHaveLength(1);
       expect(events('downgrade', 'drifter-modern', region)[0]!.msg).toBe(
-        `downgrade: drifter-modern in ${region} now 2025-11-25, was 2026-07-28 (modern to legacy)`,
+        `downgrade (unconfirmed): drifter-modern in ${region} now 2025-11-25, was 2026-07-28 (modern to legacy)`,
       );
       expect(events('pin_failing', 'drifter-pinned', region).map((l) => l.msg)).toEqual([
         `pin failing: drifter-pinned in ${region} no longer speaks 2025-03-26`,

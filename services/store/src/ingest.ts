@@ -2,6 +2,12 @@
 // and the test's state in that region moves in the same transaction, era move included. A result
 // comes off the bus, a trust boundary: its test must be its server's (a detection's server must
 // exist), or nothing is written.
+// Runs of one test take turns: the transaction first locks the test row (FOR NO KEY UPDATE), so
+// runs from different regions ingest one after the other (a disagreement and a quorum of regions
+// read the other regions' rows), and only then the region's state row. Always test row, then state
+// row: no two ingests wait on each other in opposite orders. The lock does not block what only
+// references the test (a state's or check's foreign key takes KEY SHARE).
+import { effectiveIntervalMs, storedJudgement } from '@mcp-fleet/config';
 import {
   type Assertion,
   type EraMove,
@@ -11,11 +17,15 @@ import {
   isRevision,
   type Revision,
 } from '@mcp-fleet/probe';
-import { and, eq, isNull } from 'drizzle-orm';
+import { and, eq, isNull, ne } from 'drizzle-orm';
 import { type ConformanceReport, fileChecks } from './check-states';
+import { consensusOf } from './consensus';
 import type { Db } from './db';
+import { type DisagreementChange, updateDisagreement } from './disagreement-ingest';
+import { type ConfirmedMove, type Flap, type MoveContext, recordMove, seeRun } from './era-confirmation';
 import { pgCode, UnknownRecordError, withoutParams } from './errors';
-import { detections, eraMoves, runs, servers, testStates, tests } from './schema';
+import { detections, runs, servers, testStates, tests } from './schema';
+import { countSlot } from './slot-ingest';
 import {
   fileSurfaces,
   type RecordedSurfaceChange,
@@ -58,6 +68,18 @@ export interface RunResult {
   script?: { steps: readonly unknown[] } | null;
 }
 
+export type { ConfirmedMove, DisagreementChange, Flap };
+
+/** The test's consensus state (consensus.ts) under its server's judgement, before and after a run. */
+export interface ConsensusChange {
+  was: boolean;
+  now: boolean;
+  /** After the run: regions failing (failAfter runs in a row), regions with a state, failing regions it takes. */
+  regionsFailing: number;
+  regionsTotal: number;
+  needed: number;
+}
+
 export type RecordRunAnswer =
   | { duplicate: true }
   | {
@@ -70,11 +92,19 @@ export type RecordRunAnswer =
       currentRevision: Revision | null;
       /** The server's name and the test's kind, for whoever tells the operator what changed. */
       server: string;
-      test: { mode: 'newest' | 'pinned'; pinnedRevision: string | null };
+      test: { mode: 'newest' | 'pinned'; pinnedRevision: string | null; depth: string };
       /** Whether the test was failing in the region before this run, and is after it (a stale run moves neither). */
       failing: { was: boolean; now: boolean };
       /** The surface changes this run recorded (none for a first sight, an unchanged surface or a stale run). */
       surfaceChanges: RecordedSurfaceChange[];
+      /** The test's consensus across the server's regions before and after this run (a stale run moves neither). */
+      consensus: ConsensusChange;
+      /** Every move this run confirmed, in its region or (a quorum of regions) in others. */
+      confirmedMoves: ConfirmedMove[];
+      /** This run's move undid its region's last one inside the flap window: one flap. */
+      flap: Flap | null;
+      /** The test's region disagreement, when this run opened, kept or ended one (newest-supported tests only). */
+      disagreement: DisagreementChange | null;
     };
 
 export function recordRun(db: Db, result: RunResult): Promise<RecordRunAnswer> {
@@ -116,22 +146,37 @@ export function recordRun(db: Db, result: RunResult): Promise<RecordRunAnswer> {
   return db
     .transaction(async (tx): Promise<RecordRunAnswer> => {
       // The result names both; a test of another server would file its run, state and era moves
-      // under the wrong server. Rejected before anything is written.
+      // under the wrong server. Rejected before anything is written. The test row is locked first
+      // (see the top): runs of this test, whatever their region, take turns from here on.
       const [test] = await tx
         .select({
           serverId: tests.serverId,
           mode: tests.mode,
           pinnedRevision: tests.pinnedRevision,
           depth: tests.depth,
+          intervalMs: tests.intervalMs,
           server: servers.name,
+          serverRegions: servers.regions,
+          serverIntervalMs: servers.intervalMs,
+          judgement: servers.judgement,
         })
         .from(tests)
         .innerJoin(servers, eq(servers.id, tests.serverId))
-        .where(eq(tests.id, result.testId));
+        .where(eq(tests.id, result.testId))
+        .for('no key update', { of: tests });
       if (!test) throw new UnknownRecordError(`no test ${result.testId}`, '23503');
-      const told = { server: test.server, test: { mode: test.mode, pinnedRevision: test.pinnedRevision } };
+      const told = {
+        server: test.server,
+        test: { mode: test.mode, pinnedRevision: test.pinnedRevision, depth: test.depth },
+      };
       if (test.serverId !== result.serverId)
         throw new UnknownRecordError(`test ${result.testId} is not a test of server ${result.serverId}`, '23503');
+      const judgement = storedJudgement(test.judgement);
+      // A result names its region, and control checks it against the fleet's regions only: a region
+      // the server is not probed from is kept (its run and state) but judges nothing here — no
+      // consensus, no confirmation, no flap, no disagreement, no uptime.
+      const ownRegion = (region: string) => !test.serverRegions || test.serverRegions.includes(region);
+      const judged = ownRegion(result.region);
 
       // A second delivery of the same job waits here for the first to commit, then inserts nothing.
       // Checks are filed only for a conformance test: a handshake test's run carrying some (an agent
@@ -147,14 +192,49 @@ export function recordRun(db: Db, result: RunResult): Promise<RecordRunAnswer> {
         .returning({ id: runs.id });
       if (!inserted) return { duplicate: true };
       const runId = inserted.id;
+      const passing = isPassing(run.outcome);
 
-      // The state row is the lock that orders runs of one test in one region.
+      // Uptime counts every execution once (a duplicate returned above), a late one too: it ran.
+      if (judged)
+        await countSlot(tx, {
+          testId: result.testId,
+          serverId: result.serverId,
+          scheduledAt,
+          intervalMs: effectiveIntervalMs(test, test.serverIntervalMs),
+          passing,
+        });
+
+      // The state row orders runs of one test in one region (after the test row: see the top).
       let [state] = await tx.select().from(testStates).where(key).for('update');
+      const firstInRegion = !state;
       if (!state) {
         await tx.insert(testStates).values({ testId: result.testId, region: result.region }).onConflictDoNothing();
         [state] = await tx.select().from(testStates).where(key).for('update');
       }
       if (!state) throw new Error(`test state of ${result.testId} in ${result.region} vanished`);
+
+      // The other regions' states, as they stand (the test row's lock keeps them still): the consensus
+      // before this run, and a quorum's total.
+      const others = (
+        await tx
+          .select({ region: testStates.region, consecutiveFailures: testStates.consecutiveFailures })
+          .from(testStates)
+          .where(and(eq(testStates.testId, result.testId), ne(testStates.region, result.region)))
+      ).filter((s) => ownRegion(s.region));
+      const here = (consecutiveFailures: number) =>
+        judged ? [...others, { region: result.region, consecutiveFailures }] : others;
+      const before = consensusOf(firstInRegion ? others : here(state.consecutiveFailures), judgement);
+      const consensusAfter = (consecutiveFailures: number): ConsensusChange => {
+        const after = consensusOf(here(consecutiveFailures), judgement);
+        return {
+          was: before.failing,
+          now: after.failing,
+          regionsFailing: after.regionsFailing,
+          regionsTotal: after.regionsTotal,
+          needed: after.needed,
+        };
+      };
+      const unmoved = { confirmedMoves: [], flap: null, disagreement: null };
 
       // Ordered by the scheduler's clock, not the agents': a redelivered older slot moves nothing.
       const stateRevision = isRevision(state.currentRevision) ? state.currentRevision : null;
@@ -170,6 +250,7 @@ export function recordRun(db: Db, result: RunResult): Promise<RecordRunAnswer> {
         const failing = { was: state.failing, now: state.failing };
         // Its blobs are stored (its run refers to them); the heads stay where newer runs put them.
         await fileSurfaces(tx, { ...surfaceInput, stale: true });
+        // Nor does it count towards a consecutive failure, a confirmation or a disagreement.
         return {
           duplicate: false,
           runId,
@@ -179,20 +260,23 @@ export function recordRun(db: Db, result: RunResult): Promise<RecordRunAnswer> {
           ...told,
           failing,
           surfaceChanges: [],
+          consensus: consensusAfter(state.consecutiveFailures),
+          ...unmoved,
         };
       }
 
       // What the test speaks now. A pinned test speaks its pin or fails: a failed pin's negotiated
       // revision is the server's counter-offer (its assertion's actual), not a move — as on the
       // agent, whose mcp_era_moves_total counts only newest-supported runs.
-      const failedPin = run.mode === 'pinned' && !isPassing(run.outcome);
+      const failedPin = run.mode === 'pinned' && !passing;
       const negotiated = isRevision(run.negotiated) && !failedPin ? run.negotiated : null;
       const current = stateRevision;
       const seen = eraMove(current, negotiated);
-      // A conformance test beside a live handshake test of the same revision choice sees the same
-      // moves: the handshake test records them, so on-call reads each move once.
+      // Moves are one test's: a conformance, surface or script test beside a live handshake test of
+      // the same revision choice sees the same moves, and the handshake test records them, confirms
+      // them and compares regions, so on-call reads each move (and each disagreement) once.
       const twin =
-        seen && test.depth === 'conformance'
+        test.depth !== 'handshake'
           ? await tx
               .select({ id: tests.id })
               .from(tests)
@@ -209,20 +293,24 @@ export function recordRun(db: Db, result: RunResult): Promise<RecordRunAnswer> {
               )
               .limit(1)
           : [];
-      const move = twin.length ? null : seen;
-      if (move) {
-        await tx.insert(eraMoves).values({
-          serverId: result.serverId,
-          testId: result.testId,
-          region: result.region,
-          runId,
-          fromRevision: move.from,
-          toRevision: move.to,
-          downgrade: move.downgrade,
-          eraChanged: move.eraChanged,
-          at: finishedAt,
-        });
-      }
+      const recordsMoves = twin.length === 0;
+      const move = recordsMoves ? seen : null;
+      const moveContext: MoveContext = {
+        serverId: result.serverId,
+        testId: result.testId,
+        region: result.region,
+        runId,
+        at: finishedAt,
+        judgement,
+        regions: [...others.map((s) => s.region), ...(judged ? [result.region] : [])],
+        judged,
+      };
+      let confirmedMoves: ConfirmedMove[] = [];
+      let flap: Flap | null = null;
+      if (move) ({ confirmedMoves, flap } = await recordMove(tx, moveContext, move));
+      // A run that stayed where its region's pending move went counts towards confirming it (a
+      // passing run only: `negotiated` is null for a failed pin, and an outage counts nothing).
+      else if (recordsMoves && passing && negotiated) confirmedMoves = await seeRun(tx, moveContext, negotiated);
 
       if (conformance)
         await fileChecks(tx, {
@@ -237,7 +325,9 @@ export function recordRun(db: Db, result: RunResult): Promise<RecordRunAnswer> {
 
       const surfaceChanges = await fileSurfaces(tx, { ...surfaceInput, stale: false });
 
-      const nowFailing = !isPassing(run.outcome);
+      const nowFailing = !passing;
+      // Failed runs in a row (Checkly's N in a row): a pass starts over.
+      const consecutiveFailures = passing ? 0 : state.consecutiveFailures + 1;
       await tx
         .update(testStates)
         .set({
@@ -246,11 +336,23 @@ export function recordRun(db: Db, result: RunResult): Promise<RecordRunAnswer> {
           lastMessage: run.message,
           lastAssertion: run.assertion,
           failing: nowFailing,
+          consecutiveFailures,
           lastRunId: runId,
           lastRunAt: finishedAt,
           lastScheduledAt: scheduledAt,
         })
         .where(key);
+
+      // Regions negotiating different revisions: only a newest-supported test can (a pin speaks its pin).
+      const disagreement =
+        test.mode === 'newest' && recordsMoves && judged
+          ? await updateDisagreement(tx, {
+              serverId: result.serverId,
+              testId: result.testId,
+              at: finishedAt,
+              regions: test.serverRegions,
+            })
+          : null;
       return {
         duplicate: false,
         runId,
@@ -260,6 +362,10 @@ export function recordRun(db: Db, result: RunResult): Promise<RecordRunAnswer> {
         ...told,
         failing: { was: state.failing, now: nowFailing },
         surfaceChanges,
+        consensus: consensusAfter(consecutiveFailures),
+        confirmedMoves,
+        flap,
+        disagreement,
       };
     })
     .catch((err: unknown) => {

@@ -9,10 +9,23 @@
 // Surface changes are history that matters, like era moves: they stay (a row per change, none
 // while a surface holds still), and so do the blobs they were diffed from and to (the diff view
 // reads them). A blob goes when no head, no kept run and no change refers to it.
+// Region disagreements are history that matters like era moves: they stay (a row per disagreement,
+// none while regions agree). The uptime rollup (test_slots) is kept TEST_SLOTS_KEPT_MS, the longest
+// uptime window and a day, by its bucket: the scheduler's slot, which control checks has begun.
 import { and, eq, gt, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import type { Db } from './db';
-import { agents, checkChanges, detections, runs, surfaceBlobs, surfaceChanges, surfaceHeads } from './schema';
+import {
+  agents,
+  checkChanges,
+  detections,
+  runs,
+  surfaceBlobs,
+  surfaceChanges,
+  surfaceHeads,
+  testSlots,
+} from './schema';
+import { TEST_SLOTS_KEPT_MS } from './uptime';
 
 /** How long raw runs and detections are kept unless configured otherwise (MCP_FLEET_RUN_RETENTION_DAYS). */
 export const DEFAULT_RUN_RETENTION_DAYS = 30;
@@ -33,6 +46,8 @@ export interface PruneCutoffs {
   detectionsBefore: Date;
   /** Agents control last heard from before this go. */
   agentsHeardBefore: Date;
+  /** Uptime buckets older than this go (none when omitted). */
+  testSlotsBefore?: Date;
   batchSize?: number;
 }
 
@@ -43,6 +58,7 @@ export function retentionCutoffs(retentionDays: number, now = new Date()): Prune
     runsReceivedBefore: runs,
     detectionsBefore: runs,
     agentsHeardBefore: new Date(now.getTime() - AGENT_RETENTION_DAYS * DAY_MS),
+    testSlotsBefore: new Date(now.getTime() - TEST_SLOTS_KEPT_MS),
   };
 }
 
@@ -50,7 +66,14 @@ export function retentionCutoffs(retentionDays: number, now = new Date()): Prune
 export async function pruneHistory(
   db: Db,
   cutoffs: PruneCutoffs,
-): Promise<{ runs: number; checkChanges: number; surfaceBlobs: number; detections: number; agents: number }> {
+): Promise<{
+  runs: number;
+  checkChanges: number;
+  surfaceBlobs: number;
+  detections: number;
+  agents: number;
+  testSlots: number;
+}> {
   const batchSize = cutoffs.batchSize;
   return {
     runs: await pruneRuns(db, { receivedBefore: cutoffs.runsReceivedBefore, batchSize }),
@@ -58,6 +81,7 @@ export async function pruneHistory(
     surfaceBlobs: await pruneSurfaceBlobs(db, { batchSize }),
     detections: await pruneDetections(db, { before: cutoffs.detectionsBefore, batchSize }),
     agents: await pruneAgents(db, { heardBefore: cutoffs.agentsHeardBefore }),
+    testSlots: cutoffs.testSlotsBefore ? await pruneTestSlots(db, { before: cutoffs.testSlotsBefore, batchSize }) : 0,
   };
 }
 
@@ -149,6 +173,17 @@ export function pruneDetections(db: Db, opts: { before: Date; batchSize?: number
       .limit(size);
     const gone = await db.delete(detections).where(inArray(detections.id, batch)).returning({ id: detections.id });
     return gone.length;
+  });
+}
+
+/** Delete uptime buckets older than `before` (uptime.ts reads 30 days at most). */
+export function pruneTestSlots(db: Db, opts: { before: Date; batchSize?: number | undefined }): Promise<number> {
+  return inBatches(opts.batchSize, async (size) => {
+    const gone = await db.execute(sql`
+      delete from ${testSlots} where ctid in (
+        select ctid from ${testSlots} where ${testSlots.bucket} < ${opts.before.toISOString()}::timestamptz limit ${size}
+      ) returning 1`);
+    return (gone as unknown as { rows: unknown[] }).rows.length;
   });
 }
 
