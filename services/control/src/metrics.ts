@@ -227,7 +227,13 @@ export function createControlMetrics(sources: ControlMetricsSources) {
     'Regions in which a test failed its last failAfter runs in a row.',
     (t) => t.regionsFailing,
   );
-  testGauge('mcp_test_regions_total', 'Regions of the fleet that have run a test.', (t) => t.regionsTotal);
+  // The regions total a quorum is taken of. Not `_total`: Prometheus keeps that suffix for counters
+  // (promtool check metrics; control's metrics test holds every gauge to it).
+  testGauge(
+    'mcp_test_regions',
+    'Regions of the fleet that have run a test: the total its quorum is taken of.',
+    (t) => t.regionsTotal,
+  );
   new Gauge({
     name: 'mcp_server_region_disagreement',
     help: "1 when a server's regions have negotiated different revisions for at least its disagreementAfter, else 0.",

@@ -136,17 +136,17 @@ describe('consensus gauges', () => {
         .map((s) => [s.labels.revision, s.value])[0] ?? [revision, undefined];
     expect(of('mcp_test_failing', 'orders', 'newest/handshake', 'newest')).toEqual(['newest', 1]);
     expect(of('mcp_test_regions_failing', 'orders', 'newest/handshake', 'newest')).toEqual(['newest', 2]);
-    expect(of('mcp_test_regions_total', 'orders', 'newest/handshake', 'newest')).toEqual(['newest', 3]);
+    expect(of('mcp_test_regions', 'orders', 'newest/handshake', 'newest')).toEqual(['newest', 3]);
     // One region of three fails the pin: region-only trouble, not a consensus; old-region is not the fleet's.
     expect(of('mcp_test_failing', 'orders', '2025-03-26/handshake', '2025-03-26')).toEqual(['2025-03-26', 0]);
     expect(of('mcp_test_regions_failing', 'orders', '2025-03-26/handshake', '2025-03-26')).toEqual(['2025-03-26', 1]);
-    expect(of('mcp_test_regions_total', 'orders', '2025-03-26/handshake', '2025-03-26')).toEqual(['2025-03-26', 3]);
+    expect(of('mcp_test_regions', 'orders', '2025-03-26/handshake', '2025-03-26')).toEqual(['2025-03-26', 3]);
     // quorum all, failAfter 2: ap-south's single failure keeps billing from failing.
     expect(of('mcp_test_failing', 'billing', 'newest/handshake', 'newest')).toEqual(['newest', 0]);
     expect(of('mcp_test_regions_failing', 'billing', 'newest/handshake', 'newest')).toEqual(['newest', 2]);
     // A test no region has run yet: a series all the same, not failing.
     expect(of('mcp_test_failing', 'search', 'newest/handshake', 'newest')).toEqual(['newest', 0]);
-    expect(of('mcp_test_regions_total', 'search', 'newest/handshake', 'newest')).toEqual(['newest', 0]);
+    expect(of('mcp_test_regions', 'search', 'newest/handshake', 'newest')).toEqual(['newest', 0]);
     // Labels stay bounded: server names, test keys and revisions only.
     for (const s of m.filter((s) => s.name.startsWith('mcp_test_')))
       expect(Object.keys(s.labels).sort()).toEqual(['revision', 'server', 'test']);
