@@ -126,6 +126,25 @@ describe('Prometheus with our rules, scraping a live monitor', () => {
     expect(rules).toContain('alert: McpFleetHandshakeFailing');
   });
 
+  // The page is on consensus (docs/regions.md): the 503 target fails in both regions, a quorum (ingest
+  // counts each region's failed runs in a row).
+  it('puts McpFleetTestFailing in pending for the failing server by consensus, and only for it', async () => {
+    const alerts = await waitFor(
+      "McpFleetTestFailing for the 503 target's newest test",
+      async () => {
+        const { alerts } = await api<{ alerts: Alert[] }>('/api/v1/alerts');
+        const failing = alerts.filter((a) => a.labels.alertname === 'McpFleetTestFailing');
+        return failing.some((a) => a.labels.server === 'unavailable') && failing;
+      },
+      45_000,
+    );
+    for (const a of alerts) {
+      expect(a.labels).toMatchObject({ server: 'unavailable', test: 'newest/handshake', revision: 'newest' });
+      expect(a.labels.severity).toBe('critical');
+      expect(['pending', 'firing']).toContain(a.state);
+    }
+  });
+
   it('has the drift series: revisions per server from control, and the recorded counts per revision', async () => {
     const info = await query('mcp_server_revision_info');
     const spoken = info.result

@@ -1,6 +1,6 @@
 // `promtool check metrics` (Debian's binary) against the live /metrics of a real control and real
 // agents once they have done work: handshakes passing and failing, a detection, and a drift that
-// makes a downgrade and an era move. Any warning fails: promtool's lint is what Prometheus users
+// makes a downgrade, an era move and a flap. Any warning fails: promtool's lint is what Prometheus users
 // hold an exporter to (suffixes by type, units, snake_case, help). Every family has a series, so
 // the lint sees label values too, not only names.
 import { spawnSync } from 'node:child_process';
@@ -35,6 +35,17 @@ beforeAll(async () => {
     },
     30_000,
   );
+  // The move is confirmed (confirmAfter runs), then undone inside the flap window (the drifter stops
+  // speaking 2025-06-18: back to 2025-11-25): a flap. So control's confirmed-move and flap counters
+  // have series (docs/regions.md).
+  const controlMetrics = async () => (await fetch(monitor.metricsUrls[0]!)).text();
+  await waitFor(
+    'a confirmed move on control',
+    async () => /^mcp_era_moves_confirmed_total\{/m.test(await controlMetrics()),
+    30_000,
+  );
+  monitor.sim.drift('drifter', ['2025-11-25']);
+  await waitFor('a flap on control', async () => /^mcp_era_flaps_total\{/m.test(await controlMetrics()), 30_000);
   // Its base surface read in every region first (a first sight is no change), then a breaking
   // change (create_order's currency now required), so mcp_surface_changes_total has series.
   await waitFor(

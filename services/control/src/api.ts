@@ -7,6 +7,7 @@ import type { ApiContext } from './api/context';
 import { detectRoutes } from './api/detect';
 import { fleetRoutes } from './api/fleet';
 import { OwnProbes } from './api/own-probes';
+import { regionRoutes } from './api/regions';
 import { runRoutes } from './api/runs';
 import { serverRoutes } from './api/servers';
 import { surfaceRoutes } from './api/surface';
@@ -22,6 +23,7 @@ export function createApi(ctx: ApiContext): Router {
   fleetRoutes(router, ctx);
   conformanceRoutes(router, ctx);
   surfaceRoutes(router, ctx);
+  regionRoutes(router, ctx);
   detectRoutes(router, ctx, probes);
   router
     .on('GET', '/metrics', async () => {

@@ -81,7 +81,7 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
     { floor: floorRanges },
     `probe floor of control's own probes (detect, a pinned test's first run): ${describeRanges(floorRanges)}`,
   );
-  const metrics = createControlMetrics(controlMetricsSources(store, bus));
+  const metrics = createControlMetrics(controlMetricsSources(store, bus, () => fleet.regions));
   const schedule = new Schedule({
     db,
     bus,

@@ -4,7 +4,16 @@
 import type { Bus } from '@mcp-fleet/bus';
 import { collectProcessMetrics, revisionLabel } from '@mcp-fleet/bus/metrics';
 import { isRevision, revisionInfo } from '@mcp-fleet/probe';
-import { conformanceFailing, listAgents, type Store, serversOverview } from '@mcp-fleet/store';
+import {
+  conformanceFailing,
+  listAgents,
+  type RegionDisagreement,
+  regionDisagreementList,
+  type Store,
+  serversOverview,
+  type TestConsensus,
+  testConsensus,
+} from '@mcp-fleet/store';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export interface ServerState {
@@ -25,6 +34,34 @@ export interface ControlMetricsSources {
   agentsSeen: () => Promise<{ region: string; count: number }[]>;
   /** Per server with a judged conformance test: how many distinct MUST checks fail in some region (store's conformanceFailing). */
   conformance?: () => Promise<{ server: string; mustFailing: number }[]>;
+  /** Each live test's consensus state and each live server's region disagreement (docs/regions.md). */
+  regions?: () => Promise<RegionsState>;
+}
+
+/** A test's consensus state as the gauges label it. */
+export interface TestConsensusState {
+  server: string;
+  /** config's testKey: `newest/handshake`, `2025-03-26/conformance`… */
+  test: string;
+  /** `newest` or the pinned revision. */
+  revision: string;
+  failing: boolean;
+  regionsFailing: number;
+  regionsTotal: number;
+}
+
+/** A live server's region disagreement now: how long its longest open one has lasted, and whether that is long enough to alert. */
+export interface ServerDisagreementState {
+  server: string;
+  /** The longest open disagreement has lasted at least the server's disagreementAfter. */
+  disagreeing: boolean;
+  /** How long the longest open one has lasted; 0 when its regions agree. */
+  seconds: number;
+}
+
+export interface RegionsState {
+  tests: TestConsensusState[];
+  servers: ServerDisagreementState[];
 }
 
 export function createControlMetrics(sources: ControlMetricsSources) {
@@ -159,6 +196,64 @@ export function createControlMetrics(sources: ControlMetricsSources) {
     );
     return conformancePending;
   };
+  // Multi-region truth (docs/regions.md): one read of test states and open disagreements per scrape,
+  // shared by the five gauges. Label values are the fleet's servers and their tests' keys: bounded.
+  let regionsPending: Promise<RegionsState> | undefined;
+  const regions = () => {
+    regionsPending ??= (sources.regions?.() ?? Promise.resolve({ tests: [], servers: [] })).finally(() =>
+      setTimeout(() => (regionsPending = undefined), 0),
+    );
+    return regionsPending;
+  };
+  const testGauge = (name: string, help: string, value: (t: TestConsensusState) => number) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['server', 'test', 'revision'] as const,
+      registers: [registry],
+      async collect() {
+        this.reset();
+        for (const t of (await regions()).tests)
+          this.set({ server: t.server, test: t.test, revision: t.revision }, value(t));
+      },
+    });
+  testGauge(
+    'mcp_test_failing',
+    "1 when a test's consensus state is failing (a quorum of its regions failed failAfter runs in a row), else 0.",
+    (t) => (t.failing ? 1 : 0),
+  );
+  testGauge(
+    'mcp_test_regions_failing',
+    'Regions in which a test failed its last failAfter runs in a row.',
+    (t) => t.regionsFailing,
+  );
+  // The regions total a quorum is taken of. Not `_total`: Prometheus keeps that suffix for counters
+  // (promtool check metrics; control's metrics test holds every gauge to it).
+  testGauge(
+    'mcp_test_regions',
+    'Regions of the fleet that have run a test: the total its quorum is taken of.',
+    (t) => t.regionsTotal,
+  );
+  new Gauge({
+    name: 'mcp_server_region_disagreement',
+    help: "1 when a server's regions have negotiated different revisions for at least its disagreementAfter, else 0.",
+    labelNames: ['server'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const s of (await regions()).servers) this.set({ server: s.server }, s.disagreeing ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'mcp_server_region_disagreement_seconds',
+    help: "How long a server's longest open region disagreement has lasted (0 when its regions agree).",
+    labelNames: ['server'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const s of (await regions()).servers) this.set({ server: s.server }, s.seconds);
+    },
+  });
   new Gauge({
     name: 'mcp_conformance_must_failing',
     help: "MUST conformance checks a server fails in some region (its live conformance tests' latest runs).",
@@ -184,12 +279,28 @@ export function createControlMetrics(sources: ControlMetricsSources) {
 
 export type ControlMetrics = ReturnType<typeof createControlMetrics>;
 
-/** What control's gauges read: the store's servers and agents, the bus's poison count. */
-export function controlMetricsSources(store: Store, bus: Bus): ControlMetricsSources {
+/**
+ * What control's gauges read: the store's servers and agents, the bus's poison count. `fleetRegions`
+ * is the fleet in force (what ingest accepts results from): a state left by a region no longer in
+ * the fleet does not count towards a consensus.
+ */
+export function controlMetricsSources(
+  store: Store,
+  bus: Bus,
+  fleetRegions?: () => readonly string[],
+): ControlMetricsSources {
   return {
     poison: () => bus.stats().poison,
     serverStates: () => serverStates(store),
     conformance: () => conformanceFailing(store.db),
+    regions: async () => {
+      const [consensus, open] = await Promise.all([
+        testConsensus(store.db, { regions: fleetRegions?.() }),
+        // At most one open disagreement per test: the most a listing gives is plenty for a fleet.
+        regionDisagreementList(store.db, { open: true, limit: 500 }),
+      ]);
+      return regionsState(consensus, open, new Date());
+    },
     agentsSeen: async () => {
       const byRegion = new Map<string, number>();
       for (const a of await listAgents(store.db))
@@ -222,4 +333,38 @@ async function serverStates(store: Store): Promise<ServerState[]> {
     }
   }
   return out;
+}
+
+/**
+ * The gauges' view of consensus and disagreement. Every live server with a live test gets a
+ * disagreement series (0 while its regions agree); an open disagreement of a test no longer live
+ * (retired while it lasted) is not counted: nobody can end it.
+ */
+export function regionsState(
+  consensus: readonly TestConsensus[],
+  open: readonly Pick<RegionDisagreement, 'server' | 'testId' | 'startedAt'>[],
+  now: Date,
+): RegionsState {
+  const tests = consensus.map((c) => ({
+    server: c.server,
+    test: c.test,
+    revision: c.mode === 'newest' ? 'newest' : revisionLabel(c.revision),
+    failing: c.failing,
+    regionsFailing: c.regionsFailing,
+    regionsTotal: c.regionsTotal,
+  }));
+  const liveTests = new Set(consensus.map((c) => c.testId));
+  const after = new Map<string, number>();
+  for (const c of consensus) after.set(c.server, c.judgement.disagreementAfterMs);
+  const longest = new Map<string, number>();
+  for (const d of open) {
+    if (!liveTests.has(d.testId) || !after.has(d.server)) continue;
+    const lasted = Math.max(0, now.getTime() - d.startedAt.getTime());
+    longest.set(d.server, Math.max(longest.get(d.server) ?? 0, lasted));
+  }
+  const servers = [...after].map(([server, afterMs]) => {
+    const lasted = longest.get(server);
+    return { server, disagreeing: lasted !== undefined && lasted >= afterMs, seconds: (lasted ?? 0) / 1000 };
+  });
+  return { tests, servers };
 }

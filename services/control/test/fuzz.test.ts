@@ -723,6 +723,8 @@ describe('the management API, fuzzed', () => {
       '/api/fleet/summary',
       `/api/servers/${'ID'}/runs`,
       `/api/servers/${'ID'}/detection`,
+      `/api/servers/${'ID'}/regions`,
+      '/api/disagreements',
       '/api/servers',
     );
     await check(

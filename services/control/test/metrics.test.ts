@@ -1,7 +1,9 @@
 // Control's registry on its own: what promtool and rate() read from it, without a database.
+import { DEFAULT_JUDGEMENT } from '@mcp-fleet/config';
+import type { TestConsensus } from '@mcp-fleet/store';
 import { parseMetrics, seriesValue } from '@mcp-fleet/testkit';
 import { describe, expect, it } from 'vitest';
-import { createControlMetrics } from '../src/metrics';
+import { createControlMetrics, regionsState } from '../src/metrics';
 
 const sources = (poison: () => number) => ({
   poison,
@@ -44,5 +46,52 @@ describe("control's metrics", () => {
       [],
     );
     expect(types.map(([, name]) => name)).toContain('nodejs_active_handles');
+  });
+});
+
+describe('regionsState (what the consensus and disagreement gauges show)', () => {
+  const judgement = { ...DEFAULT_JUDGEMENT, disagreementAfterMs: 0 };
+  const consensus = (over: Partial<TestConsensus>): TestConsensus => ({
+    testId: 't1',
+    serverId: 's1',
+    server: 'orders',
+    test: 'newest/handshake',
+    revision: 'newest',
+    mode: 'newest',
+    depth: 'handshake',
+    judgement,
+    regionsTotal: 2,
+    regionsFailing: 0,
+    needed: 1,
+    failing: false,
+    failingRegions: [],
+    ...over,
+  });
+  const now = new Date('2026-07-28T12:00:00Z');
+
+  it('keeps revision labels bounded, and alerts at once on any disagreement with disagreementAfter 0', () => {
+    const state = regionsState(
+      [
+        consensus({}),
+        // A pin the store holds but mcp-fleet does not know (it is text in the database): `other`.
+        consensus({ testId: 't2', test: '1999-01-01/handshake', mode: 'pinned', revision: '1999-01-01' }),
+      ],
+      [{ server: 'orders', testId: 't1', startedAt: new Date(now.getTime() - 5_000) }],
+      now,
+    );
+    expect(state.tests.map((t) => t.revision)).toEqual(['newest', 'other']);
+    expect(state.servers).toEqual([{ server: 'orders', disagreeing: true, seconds: 5 }]);
+  });
+
+  it('ignores an open disagreement of a test no longer live, and a start in the future counts as 0 s', () => {
+    const state = regionsState(
+      [consensus({})],
+      [
+        { server: 'orders', testId: 'retired', startedAt: new Date(now.getTime() - 3_600_000) },
+        { server: 'orders', testId: 't1', startedAt: new Date(now.getTime() + 60_000) },
+      ],
+      now,
+    );
+    expect(state.servers).toEqual([{ server: 'orders', disagreeing: true, seconds: 0 }]);
   });
 });
