@@ -64,9 +64,10 @@ export const VERB_USAGE: Record<string, string> = {
   control: `mcp-fleet control [--fleet file] [--data-dir dir] [--host addr]
                                        the control plane alone (DATABASE_URL, NATS_URL)`,
   agent: `mcp-fleet agent --region <name> [--concurrency N] [--metrics-port P] [--host addr]
-                  [--ack-wait ms] [--allow cidrs] [--deny cidrs] [--schemes list]
+                  [--ack-wait ms] [--allow cidrs] [--deny cidrs] [--schemes list] [--source-address ip]
                                        a regional probe agent (NATS_URL); its own probe floor
-                                       (default: public addresses, http and https) bounds every job`,
+                                       (default: public addresses, http and https) bounds every job;
+                                       --source-address: the local IP its probes connect from`,
   apply: `mcp-fleet apply [file] [--api url] [--dry-run] [--yes] [--json]
                                        check the fleet file (default mcp-fleet.yaml), expand
                                        its \${NAME} from this environment, show control's plan
