@@ -60,7 +60,9 @@ export const VERB_USAGE: Record<string, string> = {
   demo: `mcp-fleet demo [--port base] [--once] [--verbose]
                                        start the fleet and detect every target`,
   up: `mcp-fleet up [--fleet mcp-fleet.yaml] [--no-dashboard] [--data-dir dir] [--demo-interval seconds]
-                                       the whole monitor on one machine (no file: the demo fleet)`,
+                  [--source-address ip | region=ip,region=ip]
+                                       the whole monitor on one machine (no file: the demo fleet);
+                                       --source-address: where its agents' probes connect from`,
   control: `mcp-fleet control [--fleet file] [--data-dir dir] [--host addr]
                                        the control plane alone (DATABASE_URL, NATS_URL)`,
   agent: `mcp-fleet agent --region <name> [--concurrency N] [--metrics-port P] [--host addr]

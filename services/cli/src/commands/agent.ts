@@ -1,4 +1,4 @@
-import { checkSourceAddress, SourceAddressError, startAgent, startTracing } from '@mcp-fleet/agent';
+import { startAgent, startTracing } from '@mcp-fleet/agent';
 import { openBus } from '@mcp-fleet/bus';
 import { agentEnv, parseEnv } from '@mcp-fleet/config';
 import { configureLogs, createLogger } from '@mcp-fleet/log';
@@ -6,6 +6,7 @@ import { describeRanges } from '@mcp-fleet/probe';
 import { parse, positiveInt } from '../args';
 import { assertFree, inUse, type Listener } from '../in-use';
 import { probeFloor } from '../probe-floor';
+import { sourceAddressFlag } from '../source-address';
 import { EXIT, UsageError } from '../usage';
 import { untilSignal } from './sim';
 
@@ -33,14 +34,7 @@ export async function agentCommand(args: string[], out: (s: string) => void): Pr
   // Where this agent's probes may go, whatever a job says: a job can narrow it, never widen it.
   const floor = probeFloor(settings.probeFloor, { allow: values.allow, deny: values.deny, schemes: values.schemes });
   // Where its probes connect from (a multi-homed host): the flag wins over MCP_FLEET_SOURCE_ADDRESS.
-  let sourceAddress: string | undefined;
-  try {
-    sourceAddress = checkSourceAddress(values['source-address'] ?? settings.sourceAddress);
-  } catch (err) {
-    if (err instanceof SourceAddressError)
-      throw new UsageError(err.message.replace('source address:', '--source-address:'));
-    throw err;
-  }
+  const sourceAddress = sourceAddressFlag(values['source-address'] ?? settings.sourceAddress);
   const busOptions = settings.nats;
   if (!busOptions.natsUrl)
     throw new UsageError(
