@@ -14,7 +14,7 @@ import { type AgentHttp, serveAgentHttp } from './http';
 import { type JobAnswer, runJob } from './job';
 import { AgentMetrics, type JobKind } from './metrics';
 import { isStale, StaleJobLog } from './stale';
-import { DispatcherCache } from './target-policy';
+import { checkSourceAddress, DispatcherCache } from './target-policy';
 import { AGENT_VERSION } from './version';
 
 export interface AgentOptions {
@@ -47,6 +47,11 @@ export interface AgentOptions {
   probeFloor?: TargetPolicyRanges;
   /** Include prom-client's default process metrics. Default true. */
   processMetrics?: boolean;
+  /**
+   * The local IP address every probe connects from (`--source-address`, MCP_FLEET_SOURCE_ADDRESS): a
+   * multi-homed host's interface, or 127.0.0.2 for a second region in tests. Default: the system's choice.
+   */
+  sourceAddress?: string;
 }
 
 export interface Agent {
@@ -74,6 +79,8 @@ const MAX_REDELIVERIES_ON_ERROR = 5;
 
 export async function startAgent(opts: AgentOptions): Promise<Agent> {
   const { bus, region } = opts;
+  // Before anything starts: a bad source address is the operator's to fix, said in one sentence.
+  checkSourceAddress(opts.sourceAddress);
   const id = opts.id ?? `${hostname()}-${process.pid}-${region}`;
   const version = opts.version ?? AGENT_VERSION;
   const concurrency = opts.concurrency ?? 64;
@@ -86,6 +93,7 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
   const floorRanges = opts.probeFloor ?? PUBLIC_ONLY;
   const dispatchers = new DispatcherCache(
     new TargetPolicy(floorRanges, { floor: true, onRefused: () => metrics.floorRefusal() }),
+    { sourceAddress: opts.sourceAddress },
   );
   const staleLog = new StaleJobLog(log);
   const startedAt = new Date().toISOString();

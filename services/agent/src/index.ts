@@ -4,5 +4,6 @@ export { nakDelayMs } from '@mcp-fleet/bus';
 export { type Agent, type AgentOptions, startAgent } from './agent';
 export { AgentMetrics, DURATION_BUCKETS, type JobResult, revisionLabel } from './metrics';
 export { FLEET_ATTR, MCP_ATTR, SPAN_NAMES, spanUrl } from './spans';
+export { checkSourceAddress, SourceAddressError } from './target-policy';
 export { startTracing, type Tracing, type TracingOptions } from './tracing';
 export { AGENT_VERSION } from './version';

@@ -111,8 +111,12 @@ export async function runJob(job: Job, ctx: JobContext): Promise<JobAnswer> {
       const guardMs = timeoutMs + GUARD_GRACE_MS;
       traffic.speaking(choice === 'newest' ? (current ?? null) : (choice ?? null));
       run =
-        (await guarded(handshake(job.url, { ...base, revision: choice ?? 'newest', current }), guardMs)) ??
-        hungRun(job, choice ?? 'newest', guardMs);
+        (await guarded(
+          // A recheck (the scheduler's first slot of a recheck window) looks the revision up newest
+          // first though a current one is known; the move is still judged from `current`.
+          handshake(job.url, { ...base, revision: choice ?? 'newest', current, recheck: job.recheck === true }),
+          guardMs,
+        )) ?? hungRun(job, choice ?? 'newest', guardMs);
       run = fitRun(run);
       const negotiated = isRevision(run.negotiated) ? run.negotiated : undefined;
       if (job.depth === 'conformance' && isPassing(run.outcome) && negotiated) {

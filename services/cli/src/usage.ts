@@ -60,13 +60,16 @@ export const VERB_USAGE: Record<string, string> = {
   demo: `mcp-fleet demo [--port base] [--once] [--verbose]
                                        start the fleet and detect every target`,
   up: `mcp-fleet up [--fleet mcp-fleet.yaml] [--no-dashboard] [--data-dir dir] [--demo-interval seconds]
-                                       the whole monitor on one machine (no file: the demo fleet)`,
+                  [--source-address ip | region=ip,region=ip]
+                                       the whole monitor on one machine (no file: the demo fleet);
+                                       --source-address: where its agents' probes connect from`,
   control: `mcp-fleet control [--fleet file] [--data-dir dir] [--host addr]
                                        the control plane alone (DATABASE_URL, NATS_URL)`,
   agent: `mcp-fleet agent --region <name> [--concurrency N] [--metrics-port P] [--host addr]
-                  [--ack-wait ms] [--allow cidrs] [--deny cidrs] [--schemes list]
+                  [--ack-wait ms] [--allow cidrs] [--deny cidrs] [--schemes list] [--source-address ip]
                                        a regional probe agent (NATS_URL); its own probe floor
-                                       (default: public addresses, http and https) bounds every job`,
+                                       (default: public addresses, http and https) bounds every job;
+                                       --source-address: the local IP its probes connect from`,
   apply: `mcp-fleet apply [file] [--api url] [--dry-run] [--yes] [--json]
                                        check the fleet file (default mcp-fleet.yaml), expand
                                        its \${NAME} from this environment, show control's plan

@@ -3,6 +3,7 @@
 // object. A secret may come from a file instead (`<VAR>_FILE`: a mounted secret), read before the
 // schema sees the environment. Errors are one sentence naming the variable, never its value.
 import { closeSync, openSync, readSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -163,6 +164,22 @@ export function wholeNumber(name: string, fallback: number, max: number) {
       const n = Number(s);
       if (Number.isInteger(n) && n > 0 && n <= max) return n;
       ctx.addIssue({ code: 'custom', message: `${name} takes a whole number from 1 to ${max}, got ${s}` });
+      return z.NEVER;
+    });
+}
+
+/** An IPv4 or IPv6 address (no host name, CIDR or port), trimmed; empty counts as unset. */
+export function ipAddress(name: string) {
+  return z
+    .string()
+    .optional()
+    .transform((s, ctx) => {
+      const value = s?.trim() || undefined;
+      if (value === undefined || isIP(value) !== 0) return value;
+      ctx.addIssue({
+        code: 'custom',
+        message: `${name} takes an IP address of this host, like 192.0.2.10 or 2001:db8::10, got ${JSON.stringify(value)}`,
+      });
       return z.NEVER;
     });
 }

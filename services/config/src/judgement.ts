@@ -47,11 +47,16 @@ const MAX_MS = 7 * 86_400_000;
 /** The shortest recheck: a lookup costs a server up to four requests. */
 export const MIN_RECHECK_MS = 60_000;
 
-export const quorumSchema = z.union([z.enum(['half', 'all', 'any']), z.number().int().min(1).max(MAX_QUORUM)], {
-  error: `half, all, any or a number of regions (1 to ${MAX_QUORUM})`,
-});
+const quorumMessage = `half, all, any or a number of regions (1 to ${MAX_QUORUM})`;
+// One sentence whatever is wrong (0, -1, 65, 1.5, "most"): the number branch says it too.
+export const quorumSchema = z.union(
+  [z.enum(['half', 'all', 'any']), z.number().int(quorumMessage).min(1, quorumMessage).max(MAX_QUORUM, quorumMessage)],
+  { error: quorumMessage },
+);
 
-const runs = z.number().int().min(1).max(MAX_RUNS);
+const runsMessage = `a whole number of runs from 1 to ${MAX_RUNS}`;
+const runs = z.number(runsMessage).int(runsMessage).min(1, runsMessage).max(MAX_RUNS, runsMessage);
+const sloMessage = 'a percentage from 50 to 99.999 (the uptime target; 100 leaves no error budget)';
 const span = (min: number) =>
   z.string().refine(
     (s) => {
@@ -72,7 +77,7 @@ export const judgementFields = {
   flapWindow: span(1_000).optional(),
   recheck: span(MIN_RECHECK_MS).optional(),
   disagreementAfter: span(0).optional(),
-  slo: z.number().min(50).max(99.999).optional(),
+  slo: z.number(sloMessage).min(50, sloMessage).max(99.999, sloMessage).optional(),
 };
 export const judgementEntry = z.strictObject(judgementFields);
 export type JudgementEntry = z.infer<typeof judgementEntry>;

@@ -3,7 +3,7 @@
 // control's API). Parsed once at the edge (the CLI verb, the dashboard's start) into the settings
 // the role's parts take as arguments.
 import { z } from 'zod';
-import { type Env, raw, roleEnv, secret, variable, variablesOf, wholeNumber, withSecretFiles } from './env';
+import { type Env, ipAddress, raw, roleEnv, secret, variable, variablesOf, wholeNumber, withSecretFiles } from './env';
 import {
   API_TOKENS,
   type ApiAuthSettings,
@@ -157,6 +157,8 @@ export interface AgentSettings {
   /** MCP_FLEET_AGENT_HOST and MCP_FLEET_AGENT_PORT (`--host`, `--metrics-port` win). */
   metrics: { host: string | undefined; port: number };
   probeFloor: FloorSettings;
+  /** MCP_FLEET_SOURCE_ADDRESS (`--source-address` wins): the local IP address probes connect from. */
+  sourceAddress: string | undefined;
   nats: NatsSettings;
   log: LogSettings;
   tracing: TracingSettings;
@@ -174,6 +176,9 @@ export const agentEnv = roleEnv(
       description: "an agent's `/metrics`, `/healthz`, `/readyz` (`up`: 7071 and up)",
       default: '9464',
     }),
+    MCP_FLEET_SOURCE_ADDRESS: variable(ipAddress('MCP_FLEET_SOURCE_ADDRESS'), {
+      description: "the local IP address an agent's probes connect from (a multi-homed host)",
+    }),
     ...PROBE_FLOOR,
     ...NATS,
     ...LOG,
@@ -183,6 +188,7 @@ export const agentEnv = roleEnv(
     region: e.MCP_FLEET_REGION,
     metrics: { host: e.MCP_FLEET_AGENT_HOST, port: e.MCP_FLEET_AGENT_PORT },
     probeFloor: probeFloor(e),
+    sourceAddress: e.MCP_FLEET_SOURCE_ADDRESS,
     nats: nats(e),
     log: log(e),
     tracing: tracing(e),

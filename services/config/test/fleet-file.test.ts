@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   CONFORMANCE_INTERVAL_MS,
+  DEFAULT_JUDGEMENT,
   effectiveIntervalMs,
   expandFleetFile,
   FleetFileError,
@@ -58,6 +59,8 @@ describe('the fleet file', () => {
         { mode: 'newest', pinnedRevision: null, depth: 'handshake', intervalMs: null, script: null },
         { mode: 'pinned', pinnedRevision: '2025-06-18', depth: 'handshake', intervalMs: null, script: null },
       ],
+      // No judgement key anywhere in the file: the built-in defaults.
+      judgement: DEFAULT_JUDGEMENT,
     });
     expect(fleet.servers[1]).toMatchObject({
       regions: null,
@@ -181,7 +184,7 @@ policy: { allow: [${allow}] }
 
   it('rejects unknown keys, duplicates, regions outside the fleet and broken YAML', () => {
     expect(problems('servers:\n  - name: x\n    url: https://x.example.com/\n    colour: red\n')).toEqual([
-      'fleet.yaml:4:5: servers[0]: unknown key `colour` (known here: name, url, headers, regions, interval, timeout, tests, detection)',
+      'fleet.yaml:4:5: servers[0]: unknown key `colour` (known here: name, url, headers, regions, interval, timeout, tests, detection, quorum, failAfter, confirmAfter, flapWindow, recheck, disagreementAfter, slo)',
     ]);
     expect(
       problems(

@@ -9,6 +9,8 @@ import { createHash } from 'node:crypto';
 import {
   type FleetDefinition,
   formatDuration,
+  type Judgement,
+  judgementFileForm,
   type ServerDefinition,
   scriptKey,
   type TestDefinition,
@@ -174,6 +176,7 @@ function fields(def: ServerDefinition) {
     intervalMs: def.intervalMs,
     timeoutMs: def.timeoutMs,
     detectionIntervalMs: def.detectionIntervalMs,
+    judgement: def.judgement,
   };
 }
 
@@ -194,8 +197,17 @@ function changesOf(s: Server, def: ServerDefinition): string[] {
   const detection = (ms: number | null) => (ms === null ? 'off' : `every ${formatDuration(ms)}`);
   if (s.detectionIntervalMs !== def.detectionIntervalMs)
     out.push(`detection ${detection(s.detectionIntervalMs)} → ${detection(def.detectionIntervalMs)}`);
+  // A changed judgement is a change: re-applying the file brings the stored one up to it.
+  out.push(...judgementChanges(s.judgement, def.judgement));
   if (s.source !== 'file') out.push('now defined by the fleet file (it was created through the API)');
   return out;
+}
+
+/** Each judgement key that differs, in the file's words (`quorum half → all`, `recheck 24h → 1h`). */
+function judgementChanges(from: Judgement, to: Judgement): string[] {
+  const a = judgementFileForm(from);
+  const b = judgementFileForm(to);
+  return (Object.keys(b) as (keyof typeof b)[]).filter((k) => a[k] !== b[k]).map((k) => `${k} ${a[k]} → ${b[k]}`);
 }
 
 /** jsonb keeps keys in its own order: compare header sets, not strings. */

@@ -134,6 +134,8 @@ export function handshakeEntry(t: ActiveTest, region: string): ScheduleEntry {
     depth: t.depth,
     script: t.depth === 'script' ? t.script : null,
     intervalMs,
+    // Newest-supported tests only: a pin never looks up, it asks for its revision.
+    recheckMs: t.mode === 'newest' ? t.judgement.recheckMs : null,
     // A conformance run, a surface read (each era, every list paged) and a script send dozens of
     // requests: at least 30 s, within the job's bounds and its interval.
     timeoutMs: t.depth === 'handshake' ? t.timeoutMs : conformanceTimeoutMs(t.timeoutMs, intervalMs),
@@ -154,6 +156,7 @@ function detectionEntry(t: ActiveTest, region: string, intervalMs: number): Sche
     depth: 'handshake',
     script: null,
     intervalMs,
+    recheckMs: null,
     timeoutMs: Math.min(t.timeoutMs, 20_000),
   };
 }

@@ -23,6 +23,11 @@ export interface ScheduleEntry {
   script: Job['script'];
   intervalMs: number;
   timeoutMs: number;
+  /**
+   * A newest-supported test's recheck window (its server's judgement.recheckMs): the first slot of
+   * each window looks the revision up again. null for pinned tests and detections.
+   */
+  recheckMs: number | null;
 }
 
 interface Due {
@@ -60,6 +65,16 @@ export const STALE_GRACE_MS = 10_000;
  */
 export function staleAt(slot: number, intervalMs: number): number {
   return slot + intervalMs + STALE_GRACE_MS;
+}
+
+/**
+ * Whether the slot is the first of its recheck window: the slot before it (one interval earlier)
+ * fell in an earlier window. Deterministic and stateless (no memory of the last recheck, so a
+ * restarted or second control marks the same slot), one slot per window, and every slot when the
+ * interval is longer than the window. A window whose first slot was skipped (control down) has none.
+ */
+export function isRecheckSlot(slot: number, intervalMs: number, recheckMs: number): boolean {
+  return Math.floor(slot / recheckMs) !== Math.floor((slot - intervalMs) / recheckMs);
 }
 
 export class Scheduler {
@@ -164,7 +179,11 @@ export class Scheduler {
       revision: entry.revision,
       // A pinned job carries it too: it tells the probe whether the server once spoke the pin.
       currentRevision: entry.testId ? this.#opts.currentRevision(entry.testId, entry.region) : null,
-      recheck: false,
+      recheck:
+        entry.kind === 'handshake' &&
+        entry.revision === 'newest' &&
+        entry.recheckMs !== null &&
+        isRecheckSlot(slot, entry.intervalMs, entry.recheckMs),
       timeoutMs: entry.timeoutMs,
       slot,
       scheduledAt: new Date(slot).toISOString(),

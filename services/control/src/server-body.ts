@@ -10,11 +10,16 @@ import {
   detectionSchedule,
   duration,
   headerMap,
+  type Judgement,
+  judgementEntry,
+  judgementFields,
+  judgementToEntry,
   MAX_DURATION_MS,
   MIN_INTERVAL_MS,
   newTargetUrl,
   parseDuration,
   regionName,
+  resolveJudgement,
   revisionChoice,
   ScriptSchema,
   ScriptStepsSchema,
@@ -137,6 +142,13 @@ const timing = {
   detectionIntervalMs: millis.min(MIN_INTERVAL_MS).nullable().optional(),
 };
 
+/**
+ * How the server is judged across regions, as the fleet file writes it (config's judgementFields:
+ * the same bounds, so `quorum: 0`, `slo: 100` or `flapWindow: 1y` is refused here as in the file),
+ * at the top level, or as GET shows it: `judgement: {quorum, failAfter, …}`, every key in the file's form.
+ */
+const judgement = { ...judgementFields, judgement: judgementEntry.optional() };
+
 export const CreateServer = z.strictObject({
   name: serverName,
   url: newTargetUrl,
@@ -144,6 +156,7 @@ export const CreateServer = z.strictObject({
   regions: z.array(regionName).min(1).nullable().default(null),
   tests: z.array(testSchema).default([{ revision: 'newest', depth: 'handshake', intervalMs: null, script: null }]),
   ...timing,
+  ...judgement,
   ...readOnly,
 });
 
@@ -157,8 +170,29 @@ export const PatchServer = z.strictObject({
   /** Tests change through their own routes; a body may carry them back unchanged. */
   tests: z.array(testSchema).optional(),
   ...timing,
+  ...judgement,
   ...readOnly,
 });
+
+type JudgementBody = Pick<z.output<typeof CreateServer>, keyof typeof judgement>;
+
+/**
+ * The judgement a body gives over `base` (POST: DEFAULT_JUDGEMENT; PATCH: the stored one), or
+ * undefined when it gives none (keep or default). A key given both at the top level and under
+ * `judgement` must say the same, as `interval` and `intervalMs` must.
+ */
+export function judgementOf(body: JudgementBody, base?: Judgement): Judgement | undefined {
+  const nested = body.judgement;
+  // Only the judgement keys: the body carries the server's other fields too.
+  const given: Record<string, unknown> = {};
+  for (const k of Object.keys(judgementFields) as (keyof typeof judgementFields)[])
+    if (body[k] !== undefined) given[k] = body[k];
+  for (const [k, v] of Object.entries(nested ?? {}))
+    if (k in given && given[k] !== v) throw new HttpError(400, `${k} and judgement.${k} disagree: give one of them`);
+  const entry = { ...nested, ...given };
+  if (Object.keys(entry).length === 0) return undefined;
+  return resolveJudgement(base ? judgementToEntry(base) : undefined, entry);
+}
 
 type Timing = Pick<z.output<typeof CreateServer>, keyof typeof timing>;
 

@@ -10,10 +10,13 @@ export { REVISIONS, type Revision } from './revisions';
 export {
   DEFECT_TARGET_NAMES,
   type DriftStep,
+  type FaceDriftStep,
   HOSTILE_TARGET_NAMES,
   isDriftable,
+  isFaceDriftStep,
   isSurfaceDriftStep,
   type RevisionDriftStep,
+  type ScriptStep,
   type Sim,
   type SimOptions,
   type SurfaceDriftStep,
@@ -33,6 +36,14 @@ export {
   DUAL_ERA_LEGACY_ONLY_TOOL,
   DUAL_ERA_RESOURCE_URI,
 } from './targets/dual-era-diff';
+export {
+  callerAddress,
+  GEO_DEFAULT_FACE,
+  GEO_FACE_REVISIONS,
+  GEO_FACES,
+  type GeoFace,
+  isGeoFace,
+} from './targets/geo';
 export {
   DEEP_JSON_DEPTH,
   EMOJI_AT_PREVIEW_EDGE,

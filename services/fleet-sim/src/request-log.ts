@@ -16,6 +16,8 @@ export interface RequestRecord {
   /** The JSON-RPC method of a POST body; a batch lists its methods joined by `,`. */
   jsonRpcMethod?: string;
   hasAuthorization: boolean;
+  /** The caller's address as the server saw it (an IPv4-mapped address as IPv4): which agent, or which source address, asked. */
+  remoteAddress?: string;
 }
 
 /** Requests and TCP connections of every target in one sim. */
@@ -39,6 +41,8 @@ export class RequestLog {
     if (mcpMethod !== undefined) record.mcpMethod = mcpMethod;
     if (protocolVersionHeader !== undefined) record.protocolVersionHeader = protocolVersionHeader;
     if (sessionId !== undefined) record.sessionId = sessionId;
+    const remote = req.socket?.remoteAddress;
+    if (remote !== undefined) record.remoteAddress = remote.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '');
     this.#records.push(record);
     return record;
   }

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { newestKnown, orderRevisions, type Revision } from '@mcp-fleet/probe';
 import { DEFECT_TARGETS } from './defects/defects';
 import { isSurfaceStage, type SurfaceStage } from './drift';
@@ -12,6 +13,7 @@ import { catalogue } from './targets/catalogue';
 import { catalogueLegacy } from './targets/catalogue-legacy';
 import { drifterTarget } from './targets/drifter';
 import { dualEraDiff } from './targets/dual-era-diff';
+import { callerAddress, type GeoFace, geo, isGeoFace } from './targets/geo';
 import { HOSTILE } from './targets/hostile';
 import { hostileSurface } from './targets/hostile-surface';
 import { legacySse } from './targets/legacy-sse';
@@ -56,6 +58,8 @@ const FLEET: readonly TargetDefinition[] = [
   surfaceDrifter,
   // A server between generations (SDK 1.10: 2024-11-05 over Streamable HTTP): appended, so every target above keeps its port.
   betweenGenerations,
+  // A server answering by the caller's address (issue 17: regions tested for real): appended, so every target above keeps its port.
+  geo,
 ];
 
 export const TARGET_NAMES: readonly string[] = FLEET.map((definition) => definition.name);
@@ -73,6 +77,9 @@ export function isDriftable(name: string): boolean {
  */
 export type DriftStep = RevisionDriftStep | SurfaceDriftStep;
 
+/** A step of a sim's script: a drift, or a face a target answering by the caller's address shows. */
+export type ScriptStep = DriftStep | FaceDriftStep;
+
 export interface RevisionDriftStep {
   afterMs: number;
   target: string;
@@ -85,8 +92,20 @@ export interface SurfaceDriftStep {
   surface: SurfaceStage;
 }
 
-export function isSurfaceDriftStep(step: DriftStep): step is SurfaceDriftStep {
+/** A target answering by the caller's address (geo) shows `face` to `address` (omitted: to every address without one of its own). */
+export interface FaceDriftStep {
+  afterMs: number;
+  target: string;
+  face: GeoFace;
+  address?: string;
+}
+
+export function isSurfaceDriftStep(step: ScriptStep): step is SurfaceDriftStep {
   return 'surface' in step;
+}
+
+export function isFaceDriftStep(step: ScriptStep): step is FaceDriftStep {
+  return 'face' in step;
 }
 
 export interface SimOptions {
@@ -95,7 +114,7 @@ export interface SimOptions {
   host?: '127.0.0.1';
   /** Start only these targets (each keeps its fixed port offset). */
   only?: string[];
-  script?: DriftStep[];
+  script?: ScriptStep[];
 }
 
 export interface Sim {
@@ -112,6 +131,11 @@ export interface Sim {
   drift(name: string, revisions: Revision[]): void;
   /** Changes the surface stage a target with stages serves, from its next request on. */
   driftSurface(name: string, stage: SurfaceStage): void;
+  /**
+   * Sets the face a target answering by the caller's address (geo) shows to `address` (omitted: the
+   * default face), from its next request on.
+   */
+  face(name: string, face: GeoFace, address?: string): void;
   /** Closes every server, open stream and socket. */
   close(): Promise<void>;
 }
@@ -171,12 +195,28 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
     if (running.driftSurface === undefined) throw new Error(`sim target ${name} has no surface stages`);
     running.driftSurface(stage);
   };
-  const apply = (step: DriftStep): void =>
-    isSurfaceDriftStep(step) ? driftSurface(step.target, step.surface) : drift(step.target, step.revisions);
+  const face = (name: string, which: GeoFace, address?: string): void => {
+    const { running } = find(name);
+    if (running.setFace === undefined) throw new Error(`sim target ${name} does not answer by the caller's address`);
+    running.setFace(which, address);
+  };
+  const apply = (step: ScriptStep): void => {
+    if (isFaceDriftStep(step)) face(step.target, step.face, step.address);
+    else if (isSurfaceDriftStep(step)) driftSurface(step.target, step.surface);
+    else drift(step.target, step.revisions);
+  };
 
   // Check the whole script up front so a bad step fails startSim, not a timer later.
   for (const step of script) {
     const { running } = find(step.target);
+    if (isFaceDriftStep(step)) {
+      if (running.setFace === undefined)
+        throw new Error(`sim target ${step.target} does not answer by the caller's address`);
+      if (!isGeoFace(step.face)) throw new Error(`drift of ${step.target} names no face`);
+      if (step.address !== undefined && isIP(callerAddress(step.address)) === 0)
+        throw new Error(`drift of ${step.target} sets a face for ${JSON.stringify(step.address)}, not an IP address`);
+      continue;
+    }
     if (isSurfaceDriftStep(step)) {
       if (running.driftSurface === undefined) throw new Error(`sim target ${step.target} has no surface stages`);
       if (!isSurfaceStage(step.surface)) throw new Error(`drift of ${step.target} names no surface stage`);
@@ -206,6 +246,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
       supports,
       newest: newestKnown(supports) ?? null,
       surfaceStage: running.surfaceStage?.() ?? null,
+      faces: running.faces?.() ?? null,
     };
   };
 
@@ -220,6 +261,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
     resetRequests: () => log.reset(),
     drift,
     driftSurface,
+    face,
     close() {
       closing ??= (async () => {
         for (const timer of timers) clearTimeout(timer);

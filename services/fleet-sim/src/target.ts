@@ -1,6 +1,7 @@
 import type { SurfaceStage } from './drift';
 import type { RequestLog } from './request-log';
 import type { Revision } from './revisions';
+import type { GeoFace } from './targets/geo';
 
 /** A target as tests and the demo see it. */
 export interface SimTarget {
@@ -13,6 +14,8 @@ export interface SimTarget {
   newest: Revision | null;
   /** The surface stage a target with stages serves now (surface-drifter); null for the others. */
   surfaceStage: SurfaceStage | null;
+  /** A target answering by the caller's address (geo): its default face and the addresses with their own; null for the others. */
+  faces: { default: GeoFace; byAddress: Record<string, GeoFace> } | null;
 }
 
 export interface TargetContext {
@@ -31,6 +34,9 @@ export interface RunningTarget {
   /** Only targets with surface stages have these: the stage served now, and a change of it. */
   surfaceStage?(): SurfaceStage;
   driftSurface?(stage: SurfaceStage): void;
+  /** Only targets that answer by the caller's address (geo) have these: set a face (for one address, or the default), and read them. */
+  setFace?(face: GeoFace, address?: string): void;
+  faces?(): { default: GeoFace; byAddress: Record<string, GeoFace> };
 }
 
 export interface TargetDefinition {

@@ -143,6 +143,7 @@ describe('conformance defect targets', () => {
       'hostile-surface',
       'surface-drifter',
       'between-generations',
+      'geo',
     ]);
   });
 

@@ -22,6 +22,11 @@ export interface AgentsConfig extends Omit<AgentOptions, 'bus' | 'region' | 'met
   log?: Logger;
   /** The agents' own bus (default the monitor's): an agent elsewhere has a connection of its own. */
   bus?: Bus;
+  /**
+   * A region's agent's own source address (over `sourceAddress`): two regions on one machine as two
+   * callers, e.g. `{ 'eu-west': '127.0.0.1', 'us-east': '127.0.0.2' }` against fleet-sim's geo target.
+   */
+  sourceAddresses?: Readonly<Record<string, string>>;
 }
 
 /** The dashboard as this package needs it: @mcp-fleet/web's startDashboard has this shape. */
@@ -126,7 +131,14 @@ export async function startMonitor(config: MonitorConfig): Promise<Monitor> {
 
     const agents: Agent[] = [];
     if (config.agents !== false) {
-      const { regions: only, metricsPort = 0, log: agentLog, bus: agentBus, ...agentOptions } = config.agents ?? {};
+      const {
+        regions: only,
+        metricsPort = 0,
+        log: agentLog,
+        bus: agentBus,
+        sourceAddresses = {},
+        ...agentOptions
+      } = config.agents ?? {};
       const regions = only ?? config.control.fleet?.regions ?? config.control.regions ?? [];
       undo.push({ what: 'the agents', stop: () => Promise.allSettled(agents.map((a) => a.stop())) });
       for (const [i, region] of regions.entries())
@@ -135,6 +147,7 @@ export async function startMonitor(config: MonitorConfig): Promise<Monitor> {
             ...agentOptions,
             bus: agentBus ?? bus,
             region,
+            ...(Object.hasOwn(sourceAddresses, region) ? { sourceAddress: sourceAddresses[region] } : {}),
             metricsPort: metricsPort === null || metricsPort === 0 ? metricsPort : metricsPort + i,
             log: agentLog ?? log,
           }),

@@ -266,11 +266,28 @@ export class PolicyRefusal extends Error {
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
+export interface DispatcherOptions {
+  /**
+   * The local address every connection is made from (an agent's `--source-address` on a multi-homed
+   * host); the system's choice when unset. An IP address (net.isIP), else guardedDispatcher throws.
+   */
+  localAddress?: string | undefined;
+}
+
 /**
  * A dispatcher that refuses what the policy refuses; keep-alive and limits as the probe's default
  * dispatcher, names looked up through `dns` (the process's bounded lookups: dns.ts).
  */
-export function guardedDispatcher(policy: TargetPolicy, dns: DnsLookups = systemDns): Dispatcher {
+export function guardedDispatcher(
+  policy: TargetPolicy,
+  dns: DnsLookups = systemDns,
+  options: DispatcherOptions = {},
+): Dispatcher {
+  const { localAddress } = options;
+  if (localAddress !== undefined && isIP(localAddress) === 0)
+    throw new Error(
+      `source address: an IP address, like 192.0.2.10 or 2001:db8::10, not ${JSON.stringify(localAddress)}`,
+    );
   const lookup = (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
     dns.resolveAll(hostname, options, (err, addresses) => {
       if (err) return callback(err, []);
@@ -291,7 +308,8 @@ export function guardedDispatcher(policy: TargetPolicy, dns: DnsLookups = system
       // Address literals never reach the lookup: check them here, and the scheme with them.
       const refused = policy.refusesScheme(opts.protocol) ?? policy.refuses(opts.hostname);
       if (refused) return callback(new PolicyRefusal(refused), null);
-      connect(opts, callback);
+      // Undici's own localAddress option is overridden by the connect options it passes: set it here.
+      connect(localAddress === undefined ? opts : { ...opts, localAddress }, callback);
     },
   });
 }

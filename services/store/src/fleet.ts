@@ -17,6 +17,7 @@ import {
   unsealUrl,
   urlNeedsSeal,
 } from '@mcp-fleet/auth';
+import { type Judgement, storedJudgement } from '@mcp-fleet/config';
 import { hasUrlCredentials, isRevision, type Revision, type Script } from '@mcp-fleet/probe';
 import { and, asc, desc, eq, inArray, isNotNull, isNull, sql } from 'drizzle-orm';
 import type { Db } from './db';
@@ -24,8 +25,11 @@ import { DuplicateNameError, pgCode, withoutParams } from './errors';
 import { KeptCredentialsError, keptHeaders, keptUrl } from './kept-credentials';
 import { eraMoves, servers, testStates, tests } from './schema';
 
-/** A server as callers see it: `url` as it may be shown, `target` the whole URL a probe goes to, headers unsealed. */
-export type Server = typeof servers.$inferSelect & { target: string };
+/**
+ * A server as callers see it: `url` as it may be shown, `target` the whole URL a probe goes to, headers
+ * unsealed, and its judgement resolved (a stored null, or anything unreadable, reads as the defaults).
+ */
+export type Server = Omit<typeof servers.$inferSelect, 'judgement'> & { target: string; judgement: Judgement };
 /** A server after updateServer: and the stored headers it dropped because its URL moved to another origin. */
 export type UpdatedServer = Server & { headersDropped: string[] };
 export type Test = typeof tests.$inferSelect;
@@ -45,6 +49,8 @@ export interface ServerInput {
   detectionIntervalMs?: number | null;
   /** Where the server is defined (default `api`); applying the fleet file retires only its own. */
   source?: 'file' | 'api';
+  /** How it is judged across regions, resolved (config's resolveJudgement); omitted = the defaults (stored as null). */
+  judgement?: Judgement;
 }
 
 /** `headers` undefined keeps the stored ones, dropped if the URL moves to another origin (kept-credentials.ts). */
@@ -96,6 +102,8 @@ export interface ActiveTest {
   detectionIntervalMs: number | null;
   /** The revision the test speaks per region (regions with none yet are absent). */
   currentRevisions: Record<string, string>;
+  /** Its server's judgement, resolved (the scheduler's recheck window is its recheckMs). */
+  judgement: Judgement;
 }
 
 type Row = typeof servers.$inferSelect;
@@ -106,6 +114,7 @@ function unsealed(row: Row): Server {
     ...row,
     target: unsealUrl(row.url, row.urlSealed, row.name),
     headers: unsealHeaders(row.headers, row.url, row.name),
+    judgement: storedJudgement(row.judgement),
   };
 }
 
@@ -159,9 +168,10 @@ export async function createServer(db: Db, input: ServerInput): Promise<Server> 
         timeoutMs: input.timeoutMs,
         detectionIntervalMs: input.detectionIntervalMs ?? null,
         source: input.source ?? 'api',
+        judgement: input.judgement ?? null,
       })
       .returning();
-    return { ...row!, target: input.url, headers };
+    return { ...row!, target: input.url, headers, judgement: storedJudgement(row!.judgement) };
   } catch (err) {
     throw serverError(err, input.name);
   }
@@ -181,6 +191,7 @@ export async function updateServer(db: Db, id: string, patch: ServerPatch): Prom
   if (patch.timeoutMs !== undefined) set.timeoutMs = patch.timeoutMs;
   if (patch.detectionIntervalMs !== undefined) set.detectionIntervalMs = patch.detectionIntervalMs;
   if (patch.source !== undefined) set.source = patch.source;
+  if (patch.judgement !== undefined) set.judgement = patch.judgement;
   const write = async (tx: Db): Promise<UpdatedServer | null> => {
     let headersDropped: string[] = [];
     if (patch.headers !== undefined || patch.url !== undefined) {
@@ -396,6 +407,7 @@ export async function listActiveTests(db: Db, serverId?: string): Promise<Active
       intervalMs: servers.intervalMs,
       timeoutMs: servers.timeoutMs,
       detectionIntervalMs: servers.detectionIntervalMs,
+      judgement: servers.judgement,
       // One index probe per test (test_states_pk), so the scheduler needs no query per job.
       currentRevisions: sql<Record<string, string> | null>`(
         select json_object_agg(${testStates.region}, ${testStates.currentRevision})
@@ -418,7 +430,14 @@ export async function listActiveTests(db: Db, serverId?: string): Promise<Active
       // One server whose credentials cannot be unsealed must not stop the others being probed.
       credentialsError = message(err);
     }
-    return { ...r, target, headers, credentialsError, currentRevisions: r.currentRevisions ?? {} };
+    return {
+      ...r,
+      target,
+      headers,
+      credentialsError,
+      currentRevisions: r.currentRevisions ?? {},
+      judgement: storedJudgement(r.judgement),
+    };
   });
 }
 

@@ -6,6 +6,7 @@ import { describeRanges } from '@mcp-fleet/probe';
 import { parse, positiveInt } from '../args';
 import { assertFree, inUse, type Listener } from '../in-use';
 import { probeFloor } from '../probe-floor';
+import { sourceAddressFlag } from '../source-address';
 import { EXIT, UsageError } from '../usage';
 import { untilSignal } from './sim';
 
@@ -18,6 +19,7 @@ const OPTIONS = {
   allow: { type: 'string' },
   deny: { type: 'string' },
   schemes: { type: 'string' },
+  'source-address': { type: 'string' },
 } as const;
 
 /** `agent --region <name>`: a regional probe agent on its own, pulling jobs from NATS. */
@@ -31,6 +33,8 @@ export async function agentCommand(args: string[], out: (s: string) => void): Pr
   if (!region) throw new UsageError('agent needs --region <name> (or MCP_FLEET_REGION)');
   // Where this agent's probes may go, whatever a job says: a job can narrow it, never widen it.
   const floor = probeFloor(settings.probeFloor, { allow: values.allow, deny: values.deny, schemes: values.schemes });
+  // Where its probes connect from (a multi-homed host): the flag wins over MCP_FLEET_SOURCE_ADDRESS.
+  const sourceAddress = sourceAddressFlag(values['source-address'] ?? settings.sourceAddress);
   const busOptions = settings.nats;
   if (!busOptions.natsUrl)
     throw new UsageError(
@@ -69,7 +73,17 @@ export async function agentCommand(args: string[], out: (s: string) => void): Pr
   const tracing = startTracing({ serviceName: 'mcp-fleet-agent', url: settings.tracing.url });
   let agent: Awaited<ReturnType<typeof startAgent>>;
   try {
-    agent = await startAgent({ bus, region, log, concurrency, metricsPort, host, ackWaitMs, probeFloor: floor });
+    agent = await startAgent({
+      bus,
+      region,
+      log,
+      concurrency,
+      metricsPort,
+      host,
+      ackWaitMs,
+      probeFloor: floor,
+      ...(sourceAddress ? { sourceAddress } : {}),
+    });
   } catch (err) {
     const taken = inUse(err, listeners);
     if (!taken) throw err;
@@ -79,7 +93,7 @@ export async function agentCommand(args: string[], out: (s: string) => void): Pr
     return EXIT.usage;
   }
   out(
-    `agent ${agent.id} in region ${region}; metrics at ${agent.metricsUrl}; probe floor: ${describeRanges(floor)}. SIGTERM or Ctrl-C stops it.`,
+    `agent ${agent.id} in region ${region}; metrics at ${agent.metricsUrl}; probe floor: ${describeRanges(floor)}${sourceAddress ? `; probes from ${sourceAddress}` : ''}. SIGTERM or Ctrl-C stops it.`,
   );
   await untilSignal();
   await agent.stop();

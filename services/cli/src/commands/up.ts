@@ -14,6 +14,7 @@ import { DEMO_CYCLE_MS, DEMO_REGIONS, demoEpoch, demoFleetYaml, demoStateAt, pla
 import { assertFree, inUse, type Listener } from '../in-use';
 import { plural } from '../plural';
 import { probeFloor } from '../probe-floor';
+import { sourceAddressesFlag } from '../source-address';
 import { storeOptions } from '../store-options';
 import { columns } from '../table';
 import { EXIT, UsageError } from '../usage';
@@ -27,6 +28,8 @@ const OPTIONS = {
   'demo-cycle': { type: 'string' },
   'no-dashboard': { type: 'boolean' },
   'data-dir': { type: 'string' },
+  // Where the agents' probes connect from: one address, or region=ip pairs (source-address.ts).
+  'source-address': { type: 'string' },
 } as const;
 
 /**
@@ -88,6 +91,8 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
   try {
     // `up` reads its own fleet file: `${NAME}` comes from its environment.
     const fileFleet = values.fleet ? await loadFleetFile(values.fleet, env) : undefined;
+    // Checked before anything starts, against the regions whose agents it runs.
+    const sources = sourceAddressesFlag(values['source-address'], fileFleet?.regions ?? DEMO_REGIONS);
     const demoCycleMs = positiveInt(values['demo-cycle'], '--demo-cycle', DEMO_CYCLE_MS / 1000, 86_400) * 1000;
     // Before anything starts (the simulated fleet, the database, a port): another `up` on this
     // data directory, or a port in use, is said with what to set, and nothing is left behind.
@@ -142,7 +147,7 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
         retentionDays: settings.retentionDays,
         probeFloor: floor,
       },
-      agents: { metricsPort: agentPort, probeFloor: floor },
+      agents: { metricsPort: agentPort, probeFloor: floor, ...sources },
       // Loaded only when on: Next.js takes seconds to import, which no other verb should pay.
       ...(values['no-dashboard']
         ? {}

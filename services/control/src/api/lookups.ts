@@ -1,5 +1,6 @@
 // Servers and tests as the routes find them by id: an id that is no uuid or names nothing is 404,
 // a retired server is readable but read-only (409).
+import { judgementFileForm } from '@mcp-fleet/config';
 import { type Db, getServer, latestDetection, serversOverview } from '@mcp-fleet/store';
 import { z } from 'zod';
 import { HttpError } from '../http';
@@ -42,6 +43,8 @@ export async function serverDetail(db: Db, id: string) {
     timeoutMs: server.timeoutMs,
     detectionIntervalMs: server.detectionIntervalMs,
     source: server.source,
+    // Resolved, every key in the fleet file's form: a PATCH takes it back as it is.
+    judgement: judgementFileForm(server.judgement),
     // Header names only, values masked: credentials never leave through the API.
     headers: Object.fromEntries(Object.keys(server.headers).map((k) => [k, '••••••'])),
     detection: await latestDetection(db, id),

@@ -13,7 +13,7 @@ import {
   updateServer,
 } from '@mcp-fleet/store';
 import { HttpError, parseBody, type Router } from '../http';
-import { CreateServer, headersOf, PatchServer, timingOf } from '../server-body';
+import { CreateServer, headersOf, judgementOf, PatchServer, timingOf } from '../server-body';
 import type { ApiContext } from './context';
 import { liveServer, serverDetail, serverOr404 } from './lookups';
 import { checkTarget, type OwnProbes } from './own-probes';
@@ -37,6 +37,8 @@ export function serverRoutes(router: Router, ctx: ApiContext, probes: OwnProbes)
       const intervalMs = given.intervalMs ?? DEFAULT_INTERVAL_MS;
       const timeoutMs = given.timeoutMs ?? DEFAULT_TIMEOUT_MS;
       checkTiming(intervalMs, timeoutMs);
+      // Over the defaults; none given is stored as none (null: the defaults, whatever they become).
+      const judgement = judgementOf(body);
       const keys = body.tests.map((t) =>
         testKey({ mode: t.revision === 'newest' ? 'newest' : 'pinned', pinnedRevision: t.revision, ...t }),
       );
@@ -56,6 +58,7 @@ export function serverRoutes(router: Router, ctx: ApiContext, probes: OwnProbes)
             timeoutMs,
             detectionIntervalMs: given.detectionIntervalMs ?? null,
             source: 'api',
+            ...(judgement ? { judgement } : {}),
           });
           for (const t of body.tests)
             await createTest(tx, {
@@ -116,6 +119,8 @@ export function serverRoutes(router: Router, ctx: ApiContext, probes: OwnProbes)
         intervalMs,
         timeoutMs,
         detectionIntervalMs: given.detectionIntervalMs,
+        // Keys given change, the others keep the stored judgement.
+        judgement: judgementOf(body, server.judgement),
       }).catch((err) => {
         if (err instanceof DuplicateNameError) throw new HttpError(409, err.message);
         throw noKey(err);
