@@ -174,11 +174,9 @@ export default async function Servers({ searchParams }: { searchParams: SearchPa
                 const pinnedFailing = pinned.filter((t) => t.states.some((st) => st.failing));
                 const newestFailing = s.tests.some((t) => t.mode === 'newest' && t.states.some((st) => st.failing));
                 const judged = page.judged[s.id];
-                // A test is failing somewhere: its consensus says whether that is the server or a region's trouble.
-                const failingConsensus = (judged?.consensus ?? []).filter(
-                  (c) =>
-                    c.regionsFailing > 0 || s.tests.find((t) => t.id === c.testId)?.states.some((st) => st.failing),
-                );
+                // A test failing somewhere (failAfter runs in a row): its consensus says whether that is the
+                // server's trouble (a quorum of regions) or a region's.
+                const failingConsensus = (judged?.consensus ?? []).filter((c) => c.regionsFailing > 0);
                 return (
                   <tr key={s.id}>
                     <th scope="row">
