@@ -3,6 +3,8 @@
 // The rules are the store's (consensus.ts, disagreements.ts, uptime.ts, upgrades.ts, reads.ts);
 // this file only words them. Region names and revisions come from agents and servers: cut to a
 // bound and rendered by React as text.
+
+import { isRevision } from '@mcp-fleet/probe';
 import {
   type Availability,
   disagreementText,
@@ -16,9 +18,24 @@ import {
   upgradeText,
 } from '@mcp-fleet/store';
 import { cut } from '../lib/surface';
+import { RevisionBadge } from './revision-badge';
 
 /** The longest verdict line a cell shows. */
 export const VERDICT_CHARS = 200;
+
+/** Stored text a row shows: wrapped anywhere, so one long word cannot widen a table. */
+export const WRAP = { overflowWrap: 'anywhere', maxWidth: '48em' } as const;
+
+/** A known revision as its badge; anything else a move row holds (it is stored text) as cut, wrapped text. */
+export function StoredRevision({ revision }: { revision: string }) {
+  return isRevision(revision) ? (
+    <RevisionBadge revision={revision} />
+  ) : (
+    <span className="evidence" style={WRAP}>
+      {cut(revision, VERDICT_CHARS)}
+    </span>
+  );
+}
 
 /** "98.5%" (one decimal below 100), or a dash without runs. */
 export function pct(share: number | null): string {
@@ -31,7 +48,7 @@ export function pct(share: number | null): string {
 export function DisagreementMark({ d, now }: { d: RegionDisagreement; now: Date }) {
   const text = disagreementText(d, now);
   return (
-    <div className="warn" data-testid="disagreement" title={`since ${d.startedAt.toISOString()}`}>
+    <div className="warn" data-testid="disagreement" title={`since ${d.startedAt.toISOString()}`} style={WRAP}>
       regions disagree: {cut(text, VERDICT_CHARS)}
     </div>
   );
@@ -84,7 +101,7 @@ export function AvailabilityCell({ availability }: { availability: ServerAvailab
 
 export function UpgradeMark({ upgrade, regionsTotal }: { upgrade: UpgradeAvailable; regionsTotal?: number }) {
   return (
-    <div className="warn" data-testid="upgrade" title={`detected ${upgrade.detectedAt.toISOString()}`}>
+    <div className="warn" data-testid="upgrade" title={`detected ${upgrade.detectedAt.toISOString()}`} style={WRAP}>
       {cut(upgradeText(upgrade, regionsTotal), VERDICT_CHARS)}
     </div>
   );

@@ -13,8 +13,7 @@ import {
   listSurfaceChanges,
 } from '@mcp-fleet/store';
 import Link from 'next/link';
-import { MoveStateBadge, moveLabel, VERDICT_CHARS } from '../../components/region-verdicts';
-import { RevisionBadge } from '../../components/revision-badge';
+import { MoveStateBadge, moveLabel, StoredRevision, VERDICT_CHARS, WRAP } from '../../components/region-verdicts';
 import { SelectFilter } from '../../components/select-filter';
 import { SurfaceChangeTable } from '../../components/surface-changes';
 import { getDb } from '../../lib/db';
@@ -165,7 +164,7 @@ export default async function EraMoves({ searchParams }: { searchParams: SearchP
                     <td>
                       <Link href={`/servers/${m.serverId}`}>{cut(m.serverName, VERDICT_CHARS)}</Link>
                     </td>
-                    <td>{cut(m.region, VERDICT_CHARS)}</td>
+                    <td style={WRAP}>{cut(m.region, VERDICT_CHARS)}</td>
                     <td data-testid="move">
                       {flap ? (
                         <span
@@ -176,8 +175,8 @@ export default async function EraMoves({ searchParams }: { searchParams: SearchP
                         </span>
                       ) : (
                         <>
-                          now <RevisionBadge revision={cut(m.toRevision, VERDICT_CHARS)} />, was{' '}
-                          <RevisionBadge revision={cut(m.fromRevision, VERDICT_CHARS)} />
+                          now <StoredRevision revision={m.toRevision} />, was{' '}
+                          <StoredRevision revision={m.fromRevision} />
                         </>
                       )}
                     </td>
