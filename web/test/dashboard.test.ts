@@ -51,7 +51,7 @@ const perRevision = (list: ServerOverview[]) =>
     ]),
   );
 
-/** A server whose newest-supported test moved from 2025-06-18 to 2025-11-25 in eu-west seconds ago; the moving run's id. */
+/** A server whose newest-supported test moved from 2025-06-18 to 2025-11-25 in eu-west seconds ago (and stayed); the moving run's id. */
 async function serverThatMoved(name: string) {
   // Port 9 on loopback: should the scheduler get to its hourly slot, the probe is refused there.
   const server = await createServer(m.store.db, {
@@ -67,6 +67,9 @@ async function serverThatMoved(name: string) {
     m.store.db,
     resultOf(test, 'eu-west', secondsAgo(20), handshakeRun({ negotiated: '2025-11-25' })),
   );
+  // One more run that sees 2025-11-25: the move is confirmed (confirmAfter defaults to 2 runs), so
+  // the era-moves page's confirmed view, its default, lists it.
+  await recordRun(m.store.db, resultOf(test, 'eu-west', secondsAgo(10), handshakeRun({ negotiated: '2025-11-25' })));
   return { server, runId: moved.duplicate ? null : moved.runId };
 }
 

@@ -3,7 +3,7 @@
 // server speaks what its newest-supported test last negotiated until a move says otherwise, so
 // the cost grows with servers and moves, never with runs.
 import { REVISION_NAMES, type Revision } from '@mcp-fleet/probe';
-import { and, asc, eq, gte, isNotNull, isNull } from 'drizzle-orm';
+import { and, asc, eq, gte, isNotNull, isNull, ne } from 'drizzle-orm';
 import type { Db } from './db';
 import { eraMoves, servers, testStates, tests } from './schema';
 
@@ -14,6 +14,12 @@ export interface DriftQuery {
   buckets: number;
   /** One region, or every region (a server split across regions counts under each revision it speaks). */
   region?: string | undefined;
+  /**
+   * `confirmed` (default): a flap (A→B→A, both halves marked flapping by ingest) is not drawn: the
+   * server spoke A throughout, as the counters say. `raw`: every recorded move, the blip included.
+   * Pending and superseded moves are walked in both: the current revision already reflects them.
+   */
+  view?: 'confirmed' | 'raw' | undefined;
 }
 
 export interface DriftPoint {
@@ -61,7 +67,14 @@ export async function revisionDrift(db: Db, q: DriftQuery): Promise<Drift> {
             at: eraMoves.at,
           })
           .from(eraMoves)
-          .where(and(gte(eraMoves.at, q.since), q.region ? eq(eraMoves.region, q.region) : undefined))
+          .where(
+            and(
+              gte(eraMoves.at, q.since),
+              q.region ? eq(eraMoves.region, q.region) : undefined,
+              // Both halves of a flap are consecutive moves of one test and region: leaving both out keeps the walk's chain.
+              (q.view ?? 'confirmed') === 'confirmed' ? ne(eraMoves.state, 'flapping') : undefined,
+            ),
+          )
           .orderBy(asc(eraMoves.at), asc(eraMoves.id)),
       ]),
     { isolationLevel: 'repeatable read', accessMode: 'read only' },

@@ -26,4 +26,5 @@ export * from './server-health';
 export * from './servers-page';
 export * from './surface-ingest';
 export * from './surface-reads';
+export * from './upgrades';
 export * from './uptime';

@@ -1,9 +1,10 @@
 // What the API and the dashboard read. Every query walks an index: the current picture comes from
 // test_states (one row per test and region), history pages by cursor, and only the fleet summary
 // counts runs, over a time range of the runs_finished index.
+import { storedJudgement } from '@mcp-fleet/config';
 import { type Era, REVISION_NAMES, revisionInfo, type Script, type TestDepth } from '@mcp-fleet/probe';
-import { and, asc, desc, eq, gte, inArray, isNull, lt, type SQL, sql } from 'drizzle-orm';
-import type { AnyPgColumn } from 'drizzle-orm/pg-core';
+import { and, asc, desc, eq, gte, inArray, isNotNull, isNull, lt, or, type SQL, sql } from 'drizzle-orm';
+import { type AnyPgColumn, alias } from 'drizzle-orm/pg-core';
 import type { Db } from './db';
 import { detections, eraMoves, runs, servers, testStates, tests } from './schema';
 import {
@@ -225,24 +226,56 @@ export interface EraMoveCursor {
   id: number;
 }
 
+/**
+ * Which moves a list shows. `confirmed` (what dashboards and counters use): confirmed moves, and each
+ * flap once, as its move back (state `flapping`, `flap_of` set: "A→B→A"), its first half hidden.
+ * `raw`: every move recorded, pending and superseded ones too (the history).
+ */
+export const ERA_MOVE_VIEWS = ['confirmed', 'raw'] as const;
+export type EraMoveView = (typeof ERA_MOVE_VIEWS)[number];
+
+export function isEraMoveView(v: unknown): v is EraMoveView {
+  return typeof v === 'string' && (ERA_MOVE_VIEWS as readonly string[]).includes(v);
+}
+
+/** The moves the confirmed view counts: confirmed ones and the move back of each flap. */
+export function countedMove(): SQL {
+  return or(eq(eraMoves.state, 'confirmed'), and(eq(eraMoves.state, 'flapping'), isNotNull(eraMoves.flapOf))) as SQL;
+}
+
 export interface EraMoveQuery {
   since?: Date | undefined;
   serverId?: string | undefined;
   region?: string | undefined;
-  /** Only moves to an older revision. */
+  /** Only moves to an older revision (in the confirmed view, confirmed ones: a flap is not a downgrade). */
   downgrade?: boolean | undefined;
-  /** Only moves across eras (legacy ↔ modern). */
+  /** Only moves across eras (legacy ↔ modern; in the confirmed view, confirmed ones). */
   eraChanged?: boolean | undefined;
+  /** `confirmed` (default) or `raw`. */
+  view?: EraMoveView | undefined;
   limit: number;
   before?: EraMoveCursor | undefined;
 }
 
-/** Era moves, newest first, with the server's name. */
+export interface EraMoveItem extends EraMoveRecord {
+  serverName: string;
+  /** The runs its server's judgement wants to confirm a move (what "seen in 1 of 2 runs" counts to). */
+  confirmAfter: number;
+  /** A move confirmed by regions: how many regions' moves alike were confirmed with it. */
+  confirmedRegions: number | null;
+  /** A flap's move back: when the move it undid happened (null otherwise, or once that row is gone). */
+  flapStartedAt: Date | null;
+}
+
+/** Era moves, newest first, with the server's name; the confirmed view by default. */
 export async function eraMovesList(
   db: Db,
   q: EraMoveQuery,
-): Promise<{ moves: (EraMoveRecord & { serverName: string })[]; next: EraMoveCursor | null }> {
+): Promise<{ moves: EraMoveItem[]; next: EraMoveCursor | null }> {
   const limit = clampLimit(q.limit);
+  const view = q.view ?? 'confirmed';
+  const first = alias(eraMoves, 'flap_first');
+  const alike = alias(eraMoves, 'alike');
   const rows = await db
     .select({
       id: eraMoves.id,
@@ -261,24 +294,67 @@ export async function eraMovesList(
       confirmedBy: eraMoves.confirmedBy,
       flapOf: eraMoves.flapOf,
       serverName: servers.name,
+      judgement: servers.judgement,
+      flapStartedAt: first.at,
+      // Regions confirm together: ingest confirms every alike move of a quorum at one instant.
+      confirmedRegions: sql<number | null>`case when ${eraMoves.confirmedBy} = 'regions' then (
+        select count(distinct ${alike.region})::int from ${eraMoves} as alike
+        where ${alike.testId} = ${eraMoves.testId} and ${alike.fromRevision} = ${eraMoves.fromRevision}
+          and ${alike.toRevision} = ${eraMoves.toRevision} and ${alike.state} = 'confirmed'
+          and ${alike.confirmedAt} = ${eraMoves.confirmedAt}) end`,
     })
     .from(eraMoves)
     .innerJoin(servers, eq(servers.id, eraMoves.serverId))
+    .leftJoin(first, eq(first.id, eraMoves.flapOf))
     .where(
       and(
+        view === 'confirmed' ? countedMove() : undefined,
         q.since ? gte(eraMoves.at, q.since) : undefined,
         q.serverId ? eq(eraMoves.serverId, q.serverId) : undefined,
         q.region ? eq(eraMoves.region, q.region) : undefined,
         q.downgrade ? eq(eraMoves.downgrade, true) : undefined,
         q.eraChanged ? eq(eraMoves.eraChanged, true) : undefined,
+        // A flap went back where it was: no downgrade, no era change, in the view that counts.
+        view === 'confirmed' && (q.downgrade || q.eraChanged) ? eq(eraMoves.state, 'confirmed') : undefined,
         q.before ? before(eraMoves.at, eraMoves.id, q.before.at, q.before.id) : undefined,
       ),
     )
     .orderBy(desc(eraMoves.at), desc(eraMoves.id))
     .limit(limit + 1);
-  const moves = rows.slice(0, limit);
+  const moves = rows.slice(0, limit).map(({ judgement, confirmedRegions, ...m }) => ({
+    ...m,
+    confirmAfter: storedJudgement(judgement).confirmAfter,
+    confirmedRegions: confirmedRegions === null ? null : Number(confirmedRegions),
+  }));
   const last = moves[moves.length - 1];
   return { moves, next: rows.length > limit && last ? { at: last.at, id: last.id } : null };
+}
+
+/** How a move reads on the dashboard: "flapping: A→B→A", else "A→B". */
+export function moveText(m: Pick<EraMoveRecord, 'state' | 'flapOf' | 'fromRevision' | 'toRevision'>): string {
+  return m.state === 'flapping' && m.flapOf !== null
+    ? `flapping: ${m.toRevision}→${m.fromRevision}→${m.toRevision}`
+    : `${m.fromRevision}→${m.toRevision}`;
+}
+
+/** A move's state as a badge says it: "seen in 1 of 2 runs", "confirmed by 2 regions", "confirmed in 2 runs", "flapping". */
+export function moveStateText(
+  m: Pick<EraMoveItem, 'state' | 'seenRuns' | 'confirmAfter' | 'confirmedBy' | 'confirmedRegions' | 'flapOf'>,
+): string {
+  switch (m.state) {
+    case 'pending':
+      return `pending: seen in ${m.seenRuns} of ${m.confirmAfter} runs`;
+    case 'confirmed':
+      return m.confirmedBy === 'regions'
+        ? m.confirmedRegions === null
+          ? 'confirmed by a quorum of regions'
+          : `confirmed by ${m.confirmedRegions} ${m.confirmedRegions === 1 ? 'region' : 'regions'}`
+        : `confirmed in ${m.seenRuns} ${m.seenRuns === 1 ? 'run' : 'runs'}`;
+    case 'flapping':
+      return m.flapOf === null ? 'flapping (undone)' : 'flapping';
+    case 'superseded':
+      return 'superseded';
+  }
 }
 
 export interface FleetSummary {
@@ -300,10 +376,16 @@ export interface FleetSummary {
   health: Record<ServerHealth, number>;
   /** Active pinned tests failing in at least one region. */
   failingPinnedTests: number;
-  /** Era moves in [since, until), and how many of them were downgrades or crossed eras. */
+  /**
+   * Era moves in [since, until) as the confirmed view counts them (confirmed moves, each flap once),
+   * and how many were confirmed downgrades or crossed eras (a flap is neither), and flaps.
+   */
   eraMoves: number;
   downgrades: number;
   eraChanges: number;
+  flaps: number;
+  /** Moves still waiting for confirmation (recorded in the range). */
+  pendingMoves: number;
 }
 
 const count = () => sql<number>`count(*)`.mapWith(Number);
@@ -384,9 +466,20 @@ export function fleetSummary(
 
       const [moves] = await tx
         .select({
-          moves: count(),
-          downgrades: sql<number>`count(*) filter (where ${eraMoves.downgrade})`.mapWith(Number),
-          eraChanges: sql<number>`count(*) filter (where ${eraMoves.eraChanged})`.mapWith(Number),
+          moves: sql<number>`count(*) filter (where ${countedMove()})`.mapWith(Number),
+          downgrades:
+            sql<number>`count(*) filter (where ${eraMoves.state} = 'confirmed' and ${eraMoves.downgrade})`.mapWith(
+              Number,
+            ),
+          eraChanges:
+            sql<number>`count(*) filter (where ${eraMoves.state} = 'confirmed' and ${eraMoves.eraChanged})`.mapWith(
+              Number,
+            ),
+          flaps:
+            sql<number>`count(*) filter (where ${eraMoves.state} = 'flapping' and ${eraMoves.flapOf} is not null)`.mapWith(
+              Number,
+            ),
+          pending: sql<number>`count(*) filter (where ${eraMoves.state} = 'pending')`.mapWith(Number),
         })
         .from(eraMoves)
         .where(and(gte(eraMoves.at, since), until ? lt(eraMoves.at, until) : undefined));
@@ -413,6 +506,8 @@ export function fleetSummary(
         eraMoves: moves?.moves ?? 0,
         downgrades: moves?.downgrades ?? 0,
         eraChanges: moves?.eraChanges ?? 0,
+        flaps: moves?.flaps ?? 0,
+        pendingMoves: moves?.pending ?? 0,
       };
     },
     { isolationLevel: 'repeatable read', accessMode: 'read only' },

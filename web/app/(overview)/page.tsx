@@ -1,13 +1,16 @@
 // Fleet overview: live servers by health first (each a link to that list), then headline figures
 // (with the share passing every MUST conformance check, once some server has a conformance test),
 // revision drift, downgrades, era moves and the region matrix. The breaking surface changes of the
-// range are a figure linking to exactly those changes on the era-moves page.
+// range are a figure linking to exactly those changes on the era-moves page. Era moves are counted
+// and drawn as the confirmed view has them: confirmed moves, and a flap (A→B→A) once, never as a
+// downgrade.
 import {
   breakingChangeCount,
   conformanceShare,
   downgradesOverTime,
   eraMovesList,
   fleetSummary,
+  moveText,
   revisionDrift,
   SERVER_HEALTHS,
   type ServerHealth,
@@ -18,12 +21,14 @@ import { DowngradeChart } from '../../components/downgrade-chart';
 import { DriftChart } from '../../components/drift-chart';
 import { EraMoveTimeline } from '../../components/era-move-timeline';
 import { RegionMatrix } from '../../components/region-matrix';
+import { VERDICT_CHARS } from '../../components/region-verdicts';
 import { RevisionBadge } from '../../components/revision-badge';
 import { HEALTH_HINTS, HEALTH_LABELS } from '../../components/server-state';
 import { getDb } from '../../lib/db';
 import { ago, percent, utc } from '../../lib/format';
 import { pickRange, type SearchParams } from '../../lib/range';
 import { CURRENT_REVISION, eraOf, REVISION_NAMES, revisionColor, revisionInfo } from '../../lib/revisions';
+import { cut } from '../../lib/surface';
 
 export const metadata = { title: 'Overview' };
 
@@ -61,10 +66,12 @@ export default async function Overview({ searchParams }: { searchParams: SearchP
     level: REVISION_NAMES.indexOf(m.toRevision as (typeof REVISION_NAMES)[number]),
     serverId: m.serverId,
     serverName: m.serverName,
-    region: m.region,
-    from: m.fromRevision,
-    to: m.toRevision,
-    downgrade: m.downgrade,
+    // Stored text (an agent's region, a server's answer): bounded before it reaches the client.
+    region: cut(m.region, VERDICT_CHARS),
+    from: cut(m.fromRevision, VERDICT_CHARS),
+    to: cut(m.toRevision, VERDICT_CHARS),
+    // A flap went back where it was: not a downgrade.
+    downgrade: m.downgrade && m.state === 'confirmed',
   }));
 
   if (summary.servers === 0)
@@ -199,9 +206,13 @@ export default async function Overview({ searchParams }: { searchParams: SearchP
           <h2 id="moves-h">Era moves</h2>
           <p className="sub">
             {summary.eraMoves} {summary.eraMoves === 1 ? 'move' : 'moves'} in the last {range.name} (
-            {summary.downgrades} to an older revision, {summary.eraChanges} across eras)
-            {summary.eraMoves > timeline.length ? `; the timeline shows the newest ${timeline.length}` : ''}.{' '}
-            <Link href="/era-moves">All moves →</Link>
+            {summary.downgrades} to an older revision, {summary.eraChanges} across eras
+            {summary.flaps ? `, ${summary.flaps} flapping` : ''})
+            {summary.eraMoves > timeline.length ? `; the timeline shows the newest ${timeline.length}` : ''}
+            {summary.pendingMoves
+              ? `; ${summary.pendingMoves} more ${summary.pendingMoves === 1 ? 'waits' : 'wait'} for confirmation`
+              : ''}
+            . <Link href="/era-moves">All moves →</Link>
           </p>
           {timeline.length === 0 ? (
             <p className="empty">No era moves in the last {range.name}.</p>
@@ -216,9 +227,15 @@ export default async function Overview({ searchParams }: { searchParams: SearchP
               <ul data-testid="latest-moves">
                 {moves.moves.slice(0, 5).map((m) => (
                   <li key={m.id}>
-                    <Link href={`/servers/${m.serverId}`}>{m.serverName}</Link> ({m.region}): now {m.toRevision}, was{' '}
-                    {m.fromRevision}
-                    {eraOf(m.toRevision) !== eraOf(m.fromRevision) ? ' · era change' : ''}{' '}
+                    <Link href={`/servers/${m.serverId}`}>{m.serverName}</Link> ({cut(m.region, VERDICT_CHARS)}):{' '}
+                    {m.state === 'flapping' ? (
+                      cut(moveText(m), VERDICT_CHARS)
+                    ) : (
+                      <>
+                        now {cut(m.toRevision, VERDICT_CHARS)}, was {cut(m.fromRevision, VERDICT_CHARS)}
+                        {eraOf(m.toRevision) !== eraOf(m.fromRevision) ? ' · era change' : ''}
+                      </>
+                    )}{' '}
                     <span className="muted">{ago(m.at)}</span>
                   </li>
                 ))}

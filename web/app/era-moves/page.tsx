@@ -1,16 +1,26 @@
 // The on-call view: recent era moves and downgrades, newest first, each linking to its server and run;
 // and, as a kind of its own, surface changes (what servers offer, classified breaking, warning,
-// info), each linking to its diff on the server page.
+// info), each linking to its diff on the server page. Two views: confirmed (the default: confirmed
+// moves, and each flap once, "flapping: A→B→A") and raw (every move recorded, pending and
+// superseded ones too), each move with its state badge.
 import { SURFACE_KINDS, SURFACE_SEVERITIES } from '@mcp-fleet/probe';
-import { decodeCursor, encodeCursor, eraMovesList, listSurfaceChanges } from '@mcp-fleet/store';
+import {
+  decodeCursor,
+  type EraMoveView,
+  encodeCursor,
+  eraMovesList,
+  isEraMoveView,
+  listSurfaceChanges,
+} from '@mcp-fleet/store';
 import Link from 'next/link';
-import { RevisionBadge } from '../../components/revision-badge';
+import { MoveStateBadge, moveLabel, StoredRevision, VERDICT_CHARS, WRAP } from '../../components/region-verdicts';
 import { SelectFilter } from '../../components/select-filter';
 import { SurfaceChangeTable } from '../../components/surface-changes';
 import { getDb } from '../../lib/db';
 import { ago, utc } from '../../lib/format';
 import { param, pickRange, type SearchParams } from '../../lib/range';
 import { regionsOfFleet } from '../../lib/regions';
+import { cut } from '../../lib/surface';
 
 export const metadata = { title: 'Era moves' };
 
@@ -29,6 +39,9 @@ export default async function EraMoves({ searchParams }: { searchParams: SearchP
   const beforeParam = param(params, 'before');
   const before = decodeCursor(beforeParam);
   const surface = kind === 'surface';
+  // From the URL (the browser's to write): only a known view, else the confirmed one.
+  const viewParam = param(params, 'view');
+  const view: EraMoveView = isEraMoveView(viewParam) ? viewParam : 'confirmed';
   const [list, changes, regions] = await Promise.all([
     surface
       ? { moves: [], next: null }
@@ -37,6 +50,7 @@ export default async function EraMoves({ searchParams }: { searchParams: SearchP
           region: region || undefined,
           downgrade: kind === 'downgrade',
           eraChanged: kind === 'era',
+          view,
           limit: PAGE,
           before,
         }),
@@ -58,6 +72,13 @@ export default async function EraMoves({ searchParams }: { searchParams: SearchP
   if (kind) filterQuery.set('kind', kind);
   if (severity) filterQuery.set('severity', severity);
   if (item) filterQuery.set('item', item);
+  if (view === 'raw' && !surface) filterQuery.set('view', 'raw');
+  const viewLink = (v: EraMoveView) => {
+    const q = new URLSearchParams([...filterQuery].filter(([k]) => k !== 'view'));
+    if (v === 'raw') q.set('view', 'raw');
+    const qs = q.toString();
+    return qs ? `/era-moves?${qs}` : '/era-moves';
+  };
   const olderCursor = surface ? changes.next : list.next && encodeCursor(list.next.at, list.next.id);
 
   return (
@@ -65,9 +86,20 @@ export default async function EraMoves({ searchParams }: { searchParams: SearchP
       <h1>Era moves</h1>
       <p className="sub">
         A move is a test negotiating a different revision than its previous run ("now X, was Y"); a downgrade is a move
-        to an older revision. A surface change is a change in what a server offers (breaking, warning or info). Last{' '}
-        {range.name}, newest first.
+        to an older revision. A move counts once confirmed (seen in enough runs of its region, or by a quorum of
+        regions); one that went back inside the flap window is one flap (A→B→A), not two moves and a downgrade. A
+        surface change is a change in what a server offers (breaking, warning or info). Last {range.name}, newest first.
       </p>
+      {!surface && (
+        <nav className="tabs" aria-label="Confirmed or raw moves" data-testid="move-view">
+          <Link className="tab" href={viewLink('confirmed')} aria-current={view === 'confirmed' ? 'page' : undefined}>
+            Confirmed
+          </Link>
+          <Link className="tab" href={viewLink('raw')} aria-current={view === 'raw' ? 'page' : undefined}>
+            Raw (every move recorded)
+          </Link>
+        </nav>
+      )}
       <form className="filters" method="get" action="/era-moves" aria-label="Filter era moves">
         <SelectFilter label="Region" name="region" value={region} options={regions} />
         <SelectFilter
@@ -81,6 +113,7 @@ export default async function EraMoves({ searchParams }: { searchParams: SearchP
             { value: 'surface', label: 'surface changes' },
           ]}
         />
+        {view === 'raw' && !surface && <input type="hidden" name="view" value="raw" />}
         {surface && (
           <>
             <SelectFilter label="Severity" name="severity" value={severity ?? ''} options={SURFACE_SEVERITIES} />
@@ -117,37 +150,62 @@ export default async function EraMoves({ searchParams }: { searchParams: SearchP
                 <th scope="col">Server</th>
                 <th scope="col">Region</th>
                 <th scope="col">Move</th>
+                <th scope="col">State</th>
                 <th scope="col">Kind</th>
                 <th scope="col">Run</th>
               </tr>
             </thead>
             <tbody>
-              {list.moves.map((m) => (
-                <tr key={m.id}>
-                  <td title={utc(m.at)}>{ago(m.at)}</td>
-                  <td>
-                    <Link href={`/servers/${m.serverId}`}>{m.serverName}</Link>
-                  </td>
-                  <td>{m.region}</td>
-                  <td>
-                    now <RevisionBadge revision={m.toRevision} />, was <RevisionBadge revision={m.fromRevision} />
-                  </td>
-                  <td>
-                    {m.downgrade ? <span className="fail">downgrade</span> : <span className="ok">upgrade</span>}
-                    {m.eraChanged ? ' · era change' : ''}
-                  </td>
-                  <td>
-                    {/* Retention prunes raw runs; the move stays, without its run. */}
-                    {m.runId === null ? (
-                      <span className="muted" title="the run was pruned by retention; the move is kept">
-                        pruned
-                      </span>
-                    ) : (
-                      <Link href={`/servers/${m.serverId}?run=${m.runId}#run-${m.runId}`}>run {m.runId}</Link>
-                    )}
-                  </td>
-                </tr>
-              ))}
+              {list.moves.map((m) => {
+                const flap = m.state === 'flapping' && m.flapOf !== null;
+                return (
+                  <tr key={m.id} data-state={m.state}>
+                    <td title={utc(m.at)}>{ago(m.at)}</td>
+                    <td>
+                      <Link href={`/servers/${m.serverId}`}>{cut(m.serverName, VERDICT_CHARS)}</Link>
+                    </td>
+                    <td style={WRAP}>{cut(m.region, VERDICT_CHARS)}</td>
+                    <td data-testid="move">
+                      {flap ? (
+                        <span
+                          className="warn"
+                          title={m.flapStartedAt ? `went at ${utc(m.flapStartedAt)}, back at ${utc(m.at)}` : undefined}
+                        >
+                          {moveLabel(m)}
+                        </span>
+                      ) : (
+                        <>
+                          now <StoredRevision revision={m.toRevision} />, was{' '}
+                          <StoredRevision revision={m.fromRevision} />
+                        </>
+                      )}
+                    </td>
+                    <td>
+                      <MoveStateBadge move={m} />
+                    </td>
+                    <td>
+                      {flap ? (
+                        <span className="warn">flap</span>
+                      ) : m.downgrade ? (
+                        <span className="fail">downgrade</span>
+                      ) : (
+                        <span className="ok">upgrade</span>
+                      )}
+                      {!flap && m.eraChanged ? ' · era change' : ''}
+                    </td>
+                    <td>
+                      {/* Retention prunes raw runs; the move stays, without its run. */}
+                      {m.runId === null ? (
+                        <span className="muted" title="the run was pruned by retention; the move is kept">
+                          pruned
+                        </span>
+                      ) : (
+                        <Link href={`/servers/${m.serverId}?run=${m.runId}#run-${m.runId}`}>run {m.runId}</Link>
+                      )}
+                    </td>
+                  </tr>
+                );
+              })}
             </tbody>
           </table>
         </div>

@@ -1,7 +1,7 @@
 // History, newest first and a page at a time: a server's runs, and the era moves across the fleet.
 
 import { regionName } from '@mcp-fleet/config';
-import { encodeCursor, eraMovesList, runsOfServer } from '@mcp-fleet/store';
+import { ERA_MOVE_VIEWS, encodeCursor, eraMovesList, isEraMoveView, runsOfServer } from '@mcp-fleet/store';
 import { HttpError, type Router } from '../http';
 import type { ApiContext } from './context';
 import { serverOr404, uuid } from './lookups';
@@ -26,11 +26,15 @@ export function runRoutes(router: Router, ctx: ApiContext): void {
       const region = req.query.get('region') ?? undefined;
       if (region !== undefined && !regionName.safeParse(region).success)
         throw new HttpError(400, 'region: a region name');
+      // A query string is the caller's to write: only a known view, else 400 (no silent default).
+      const view = req.query.get('view') ?? 'confirmed';
+      if (!isEraMoveView(view)) throw new HttpError(400, `view: one of ${ERA_MOVE_VIEWS.join(', ')}`);
       const before = req.query.get('before');
       const page = await eraMovesList(ctx.db, {
         since: sinceParam(req.query),
         serverId,
         region,
+        view,
         limit: intParam(req.query, 'limit', 50, 1, 500),
         before: before ? cursorParam(before) : undefined,
       });

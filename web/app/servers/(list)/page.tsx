@@ -2,9 +2,19 @@
 // state across its tests with the test that caused it), last run, pinned tests' state.
 // Search, filters and sorting travel in the URL (a plain GET form), so a view can be shared.
 // Live servers by default; retired ones (history kept, read-only) under their own tab, counted apart.
+// Beside each server, its multi-region verdicts (loaded for the page's servers only): an open region
+// disagreement, uptime and reachability (24 h, 30 d with the SLO line), "upgrade available", and
+// for a failing test its consensus ("failing in 2 of 3 regions").
 import { OUTCOME_NAMES } from '@mcp-fleet/probe';
 import { isServerHealth, SERVER_HEALTHS, SERVER_SORTS, type ServerSort, serversPage } from '@mcp-fleet/store';
 import Link from 'next/link';
+import {
+  AvailabilityCell,
+  consensusTestName,
+  consensusText,
+  DisagreementMark,
+  UpgradeMark,
+} from '../../../components/region-verdicts';
 import { RevisionBadge } from '../../../components/revision-badge';
 import { SelectFilter } from '../../../components/select-filter';
 import { HEALTH_LABELS, HealthText, RegionStates } from '../../../components/server-state';
@@ -35,6 +45,7 @@ export default async function Servers({ searchParams }: { searchParams: SearchPa
   const descending = param(params, 'dir') === 'desc';
   const pageParam = Number(param(params, 'page') ?? '1');
   const retired = param(params, 'status') === 'retired';
+  const now = new Date();
 
   const [page, regions] = await Promise.all([
     serversPage(db, {
@@ -49,6 +60,7 @@ export default async function Servers({ searchParams }: { searchParams: SearchPa
       descending,
       page: Number.isFinite(pageParam) ? pageParam : 1,
       pageSize: PAGE_SIZE,
+      now,
     }),
     regionsOfFleet(db),
   ]);
@@ -143,6 +155,7 @@ export default async function Servers({ searchParams }: { searchParams: SearchPa
                 ))}
                 <th scope="col">Era</th>
                 <th scope="col">State</th>
+                <th scope="col">Availability</th>
                 <th scope="col" aria-sort={ariaSort('lastRun')}>
                   <Link href={sortLink('lastRun')}>Last run</Link>
                 </th>
@@ -160,6 +173,10 @@ export default async function Servers({ searchParams }: { searchParams: SearchPa
                 const pinned = s.tests.filter((t) => t.mode === 'pinned');
                 const pinnedFailing = pinned.filter((t) => t.states.some((st) => st.failing));
                 const newestFailing = s.tests.some((t) => t.mode === 'newest' && t.states.some((st) => st.failing));
+                const judged = page.judged[s.id];
+                // A test failing somewhere (failAfter runs in a row): its consensus says whether that is the
+                // server's trouble (a quorum of regions) or a region's.
+                const failingConsensus = (judged?.consensus ?? []).filter((c) => c.regionsFailing > 0);
                 return (
                   <tr key={s.id}>
                     <th scope="row">
@@ -173,6 +190,11 @@ export default async function Servers({ searchParams }: { searchParams: SearchPa
                       <div className="muted" style={{ fontWeight: 400, fontSize: 12 }}>
                         {s.url}
                       </div>
+                      {judged?.disagreements.map((d) => (
+                        <div key={d.id} style={{ fontWeight: 400, fontSize: 12 }}>
+                          <DisagreementMark d={d} now={now} />
+                        </div>
+                      ))}
                     </th>
                     {columns.map((r) => {
                       const st = s.byRegion.find((b) => b.region === r);
@@ -187,9 +209,20 @@ export default async function Servers({ searchParams }: { searchParams: SearchPa
                       <HealthText health={s.health} />
                       <RegionStates byRegion={s.byRegion} />
                     </td>
+                    <td style={{ fontSize: 12 }}>
+                      <AvailabilityCell availability={judged?.availability ?? null} />
+                    </td>
                     <td title={latest?.lastRunAt?.toISOString()}>{ago(latest?.lastRunAt)}</td>
                     <td>
                       {newestFailing && <div className="fail">newest supported failing</div>}
+                      {failingConsensus.map((c) => (
+                        <div key={c.testId} className={c.failing ? 'fail' : 'warn'} data-testid="consensus">
+                          {consensusTestName(c)}: {consensusText(c)}
+                        </div>
+                      ))}
+                      {judged?.upgrades.map((u) => (
+                        <UpgradeMark key={u.testId} upgrade={u} />
+                      ))}
                       {pinned.length === 0 ? (
                         <span className="muted">no pinned tests</span>
                       ) : pinnedFailing.length ? (

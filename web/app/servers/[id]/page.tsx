@@ -1,29 +1,50 @@
 // The page on-call lands on: what the server speaks where, its latest detection, its tests, its
 // latency by region, its last conformance result per era (conformance tests only), its surface
 // (what it offers per era now, the change history and a change's diff) and its run history with
-// "now X, was Y" rows for moves. A retired server's
+// "now X, was Y" rows for moves; and its Regions section (issue 17): each test's consensus, the open
+// region disagreement and its history, uptime and reachability per window with the SLO line. A retired server's
 // page stays (era moves and runs link to it), marked retired and read-only.
 import {
   conformanceByEra,
   decodeCursor,
+  disagreementParts,
   encodeCursor,
   getRun,
   getServer,
   latencyByRegion,
   latestDetection,
   listSurfaceChanges,
+  regionDisagreementList,
   runsOfServer,
+  serverAvailability,
   serverConformanceResults,
   serversOverview,
+  serverUpgrades,
+  spanText,
   surfaceBlob,
   surfaceChange,
   surfaceNow,
+  testAvailability,
+  testConsensus,
+  UPTIME_WINDOWS,
+  type UptimeWindow,
 } from '@mcp-fleet/store';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
+import { Fragment } from 'react';
 import { ConformanceResults } from '../../../components/conformance-table';
 import { DetectionCause, type DetectionEntry, DetectionTable } from '../../../components/detection-table';
 import { LatencyChart } from '../../../components/latency-chart';
+import {
+  consensusTestName,
+  consensusText,
+  DisagreementMark,
+  pct,
+  quorumText,
+  SloLine,
+  UpgradeMark,
+  VERDICT_CHARS,
+} from '../../../components/region-verdicts';
 import { OutcomeText, RevisionBadge } from '../../../components/revision-badge';
 import { HEALTH_HINTS, HealthText, testName } from '../../../components/server-state';
 import { SurfaceChangeTable } from '../../../components/surface-changes';
@@ -34,10 +55,15 @@ import { ago, utc } from '../../../lib/format';
 import { param, pickRange, type SearchParams } from '../../../lib/range';
 import { eraOf } from '../../../lib/revisions';
 import { shared } from '../../../lib/shared';
+import { cut } from '../../../lib/surface';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const HISTORY_PAGE = 30;
 const CHANGES_PAGE = 30;
+/** Disagreements the history shows (the newest). */
+const DISAGREEMENTS_SHOWN = 20;
+const WINDOWS = Object.keys(UPTIME_WINDOWS) as UptimeWindow[];
+const WINDOW_LABELS: Record<UptimeWindow, string> = { '24h': '24 h', '7d': '7 d', '30d': '30 d' };
 
 export async function generateMetadata({ params }: { params: Promise<{ id: string }> }) {
   const { id } = await params;
@@ -74,18 +100,38 @@ export default async function ServerPage({
   const changesBefore = decodeCursor(changesCursor) ? changesCursor : undefined;
   const changeParam = Number(param(query, 'change'));
 
-  const [server, overview, detection, latency, history, conformance, surfaces, changes, focusChange] =
-    await Promise.all([
-      getServer(db, id),
-      serversOverview(db, { ids: [id] }),
-      latestDetection(db, id),
-      latencyByRegion(db, id, { since: range.since, until: range.until, buckets: range.buckets }),
-      runsOfServer(db, id, { limit: HISTORY_PAGE, before }),
-      serverConformanceResults(db, id),
-      surfaceNow(db, id),
-      listSurfaceChanges(db, { serverId: id, limit: CHANGES_PAGE, cursor: changesBefore }),
-      surfaceChange(db, changeParam),
-    ]);
+  const now = new Date();
+  const [
+    server,
+    overview,
+    detection,
+    latency,
+    history,
+    conformance,
+    surfaces,
+    changes,
+    focusChange,
+    consensus,
+    disagreements,
+    availability,
+    perTest,
+    upgrades,
+  ] = await Promise.all([
+    getServer(db, id),
+    serversOverview(db, { ids: [id] }),
+    latestDetection(db, id),
+    latencyByRegion(db, id, { since: range.since, until: range.until, buckets: range.buckets }),
+    runsOfServer(db, id, { limit: HISTORY_PAGE, before }),
+    serverConformanceResults(db, id),
+    surfaceNow(db, id),
+    listSurfaceChanges(db, { serverId: id, limit: CHANGES_PAGE, cursor: changesBefore }),
+    surfaceChange(db, changeParam),
+    testConsensus(db, { serverId: id }),
+    regionDisagreementList(db, { serverId: id, open: false, limit: DISAGREEMENTS_SHOWN }),
+    serverAvailability(db, { serverIds: [id], now }),
+    testAvailability(db, id, now),
+    serverUpgrades(db, id),
+  ]);
   const diffOf = focusChange?.serverId === id ? focusChange : null;
   const [diffBefore, diffAfter] = diffOf
     ? await Promise.all([surfaceBlob(db, diffOf.fromHash), surfaceBlob(db, diffOf.toHash)])
@@ -105,6 +151,11 @@ export default async function ServerPage({
     latencyRows.set(at, row);
   }
   const traceUrl = shared().traceUrl;
+  const openDisagreements = disagreements.filter((d) => d.endedAt === null);
+  const serverUp = availability.get(id) ?? null;
+  const upgradeOf = new Map(upgrades.map((u) => [u.testId, u]));
+  const testLabel = (t: { mode: string; pinnedRevision: string | null; depth: string }) =>
+    `${t.mode === 'pinned' ? `pinned ${t.pinnedRevision}` : 'newest supported'}${t.depth === 'handshake' ? '' : ` (${t.depth})`}`;
   const result = detection?.result as
     | { revisions?: DetectionEntry[]; outcome?: string; newestSupported?: string; cause?: unknown }
     | undefined;
@@ -212,6 +263,9 @@ export default async function ServerPage({
                         : `Protocol: Newest supported (${current ? `currently ${current}` : none})`}
                     </strong>
                     {conformanceTests.has(t.id) ? <span className="muted"> · conformance checks</span> : null}
+                    {upgradeOf.has(t.id) && (
+                      <UpgradeMark upgrade={upgradeOf.get(t.id)!} regionsTotal={t.states.length} />
+                    )}
                     <ul style={{ paddingLeft: 18 }}>
                       {t.states.map((s) => (
                         <li key={s.region}>
@@ -232,6 +286,144 @@ export default async function ServerPage({
           )}
         </section>
       </div>
+
+      {summary && summary.tests.length > 0 && (
+        <section className="panel" aria-labelledby="regions-h" data-testid="regions">
+          <h2 id="regions-h">Regions</h2>
+          <p className="sub">
+            A test fails for the server when a quorum of its regions fail it, each region after failAfter failed runs in
+            a row; fewer failing regions are that region's trouble. Uptime: the share of intervals in which some
+            region's run passed; reachability: the share of runs that passed.
+          </p>
+          {openDisagreements.map((d) => (
+            <div key={d.id} className="notice" data-testid="disagreement-open">
+              <DisagreementMark d={d} now={now} />
+              <span className="muted">started {utc(d.startedAt)}</span>
+            </div>
+          ))}
+          <h3>Consensus</h3>
+          <table data-testid="consensus-table">
+            <thead>
+              <tr>
+                <th scope="col">Test</th>
+                <th scope="col">Regions failing</th>
+                <th scope="col">Quorum</th>
+                <th scope="col">failAfter</th>
+                <th scope="col">Failing regions</th>
+                <th scope="col">Verdict</th>
+              </tr>
+            </thead>
+            <tbody>
+              {consensus.map((c) => (
+                <tr key={c.testId}>
+                  <th scope="row">
+                    {consensusTestName(c)}
+                    {upgradeOf.has(c.testId) && <UpgradeMark upgrade={upgradeOf.get(c.testId)!} />}
+                  </th>
+                  <td>
+                    {c.regionsFailing} / {c.regionsTotal}
+                  </td>
+                  <td>{quorumText(c.judgement.quorum, c.needed)}</td>
+                  <td>
+                    {c.judgement.failAfter} {c.judgement.failAfter === 1 ? 'run' : 'runs'}
+                  </td>
+                  <td>{cut(c.failingRegions.join(', '), VERDICT_CHARS) || <span className="muted">none</span>}</td>
+                  <td className={c.failing ? 'fail' : c.regionsFailing > 0 ? 'warn' : 'ok'}>
+                    {c.regionsTotal === 0 ? 'not run yet' : c.regionsFailing > 0 ? consensusText(c) : 'passing'}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+
+          <h3>Availability</h3>
+          {serverUp && (
+            <p className="sub" data-testid="slo-line">
+              <SloLine slo={serverUp.slo} />
+            </p>
+          )}
+          <div className="table-wrap">
+            <table data-testid="availability-table">
+              <thead>
+                <tr>
+                  <th scope="col" rowSpan={2}>
+                    Of
+                  </th>
+                  {WINDOWS.map((w) => (
+                    <th key={w} scope="colgroup" colSpan={3}>
+                      {WINDOW_LABELS[w]}
+                    </th>
+                  ))}
+                </tr>
+                <tr>
+                  {WINDOWS.map((w) => (
+                    <Fragment key={w}>
+                      <th scope="col">Uptime</th>
+                      <th scope="col">Reachability</th>
+                      <th scope="col" className="num">
+                        Runs
+                      </th>
+                    </Fragment>
+                  ))}
+                </tr>
+              </thead>
+              <tbody>
+                {[
+                  { key: 'server', label: 'the server', windows: serverUp?.windows },
+                  ...summary.tests.map((t) => ({ key: t.id, label: testLabel(t), windows: perTest.get(t.id) })),
+                ].map((row) => (
+                  <tr key={row.key} data-testid={row.key === 'server' ? 'availability-server' : 'availability-test'}>
+                    <th scope="row">{row.label}</th>
+                    {WINDOWS.map((w) => {
+                      const a = row.windows?.[w];
+                      return (
+                        <Fragment key={w}>
+                          <td>{a ? pct(a.uptime) : '—'}</td>
+                          <td>{a ? pct(a.reachability) : '—'}</td>
+                          <td className="num">{a?.executions ?? 0}</td>
+                        </Fragment>
+                      );
+                    })}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+
+          <h3>Region disagreements</h3>
+          {disagreements.length === 0 ? (
+            <p className="empty">Its regions have always agreed on the revision.</p>
+          ) : (
+            <table data-testid="disagreement-history">
+              <thead>
+                <tr>
+                  <th scope="col">Started</th>
+                  <th scope="col">Ended</th>
+                  <th scope="col">Lasted</th>
+                  <th scope="col">Revisions</th>
+                </tr>
+              </thead>
+              <tbody>
+                {disagreements.map((d) => (
+                  <tr key={d.id}>
+                    <td className="nowrap">{utc(d.startedAt)}</td>
+                    <td className="nowrap">{d.endedAt ? utc(d.endedAt) : <span className="warn">ongoing</span>}</td>
+                    <td className="nowrap">{spanText((d.endedAt ?? now).getTime() - d.startedAt.getTime())}</td>
+                    <td>
+                      {cut(
+                        disagreementParts(d.revisions)
+                          .map((p) => `${p.region} ${p.revision}`)
+                          .join(', '),
+                        VERDICT_CHARS,
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+        </section>
+      )}
 
       {conformance.tests.length > 0 && (
         <section className="panel" aria-labelledby="conformance-h" data-testid="conformance">
