@@ -73,6 +73,19 @@ describe('the geo target', () => {
     expect(sim.target('geo').supports).toEqual(['2025-11-25']);
   });
 
+  it('modern-only speaks 2026-07-28 alone: a test on 2025-11-25 hears an era signal and moves at once', async () => {
+    sim.face('geo', 'modern-only', '127.0.0.2');
+    const pinned = await handshake(url(), { revision: '2025-11-25', timeoutMs: 5_000, dispatcher: from['127.0.0.2']! });
+    expect(pinned.outcome).not.toBe('success');
+    const moved = await handshake(url(), {
+      revision: 'newest',
+      current: '2025-11-25',
+      timeoutMs: 5_000,
+      dispatcher: from['127.0.0.2']!,
+    });
+    expect(moved).toMatchObject({ outcome: 'success', negotiated: '2026-07-28', previousRevision: '2025-11-25' });
+  });
+
   it('refuses a face it does not have, and a face for something that is no IP address', () => {
     expect(() => sim.face('geo', 'sideways' as never)).toThrow(/no face "sideways"/);
     expect(() => sim.face('geo', 'down', 'eu-west.example')).toThrow(/IP address/);

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Agent } from '@mcp-fleet/agent';
 import { type Bus, connectNatsBus, createMemoryBus, type NatsBus } from '@mcp-fleet/bus';
-import { fleetToYaml } from '@mcp-fleet/config';
+import { fleetToYaml, type JudgementEntry } from '@mcp-fleet/config';
 import { type Control, parseFleet } from '@mcp-fleet/control';
 import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
 import { createLogger, type Logger } from '@mcp-fleet/log';
@@ -39,6 +39,10 @@ export const REGIONS = ['eu-west', 'us-east'];
 /** A sim target the monitor watches: its tests (default newest) and, optionally, a detection interval. */
 export interface WatchedServer {
   name: string;
+  /** The sim target it watches, when not the one of its name (two servers with two judgements of one target). */
+  target?: string;
+  /** Its own judgement keys (quorum, failAfter, confirmAfter…). */
+  judgement?: JudgementEntry;
   tests?: string[];
   detection?: string;
   /** Also a conformance-depth test of the newest revision, at this interval. */
@@ -53,15 +57,16 @@ export interface WatchedServer {
 export function fleetYaml(
   sim: Sim,
   servers: WatchedServer[],
-  opts: { interval?: string; timeout?: string; spareRegions?: string[] } = {},
+  opts: { interval?: string; timeout?: string; spareRegions?: string[]; judgement?: JudgementEntry } = {},
 ): string {
   const spareRegions = opts.spareRegions ?? [];
   return fleetToYaml({
     regions: [...REGIONS, ...spareRegions],
-    defaults: { interval: opts.interval ?? '2s', timeout: opts.timeout ?? '1500ms' },
+    defaults: { interval: opts.interval ?? '2s', timeout: opts.timeout ?? '1500ms', ...opts.judgement },
     servers: servers.map((s) => ({
       name: s.name,
-      url: sim.target(s.name).url,
+      url: sim.target(s.target ?? s.name).url,
+      ...s.judgement,
       ...(spareRegions.length ? { regions: REGIONS } : {}),
       tests: [
         ...(s.tests ?? ['newest']).map((revision) => ({ revision })),
@@ -85,6 +90,10 @@ export async function startTestMonitor(
     ackWaitMs?: number;
     agents?: boolean;
     spareRegions?: string[];
+    /** The fleet's judgement defaults (quorum, failAfter, confirmAfter, flapWindow…). */
+    judgement?: JudgementEntry;
+    /** Each region's agent probes from this local address (fleet-sim's geo target tells them apart). */
+    sourceAddresses?: Record<string, string>;
     /** Control's logger (default silent): a test that reads what control tells the operator. */
     controlLog?: Logger;
   } = {},
@@ -101,7 +110,7 @@ export async function startTestMonitor(
     dir = mkdtempSync(join(tmpdir(), 'mcpfleet-ctl-'));
     bus = createMemoryBus({ log, ackWaitMs: opts.ackWaitMs ?? 5_000 });
   }
-  const sim = await startSim({ only: [...new Set([...servers.map((s) => s.name), 'silent'])] });
+  const sim = await startSim({ only: [...new Set([...servers.map((s) => s.target ?? s.name), 'silent'])] });
   const monitor = await startMonitor({
     log,
     store: { open: db ? { databaseUrl: db.url, keyring: testKeyring() } : { dataDir: join(dir!, 'pgdata') } },
@@ -117,7 +126,14 @@ export async function startTestMonitor(
     agents:
       opts.agents === false
         ? false
-        : { regions: REGIONS, metricsPort: null, processMetrics: false, heartbeatMs: 500, probeFloor: LOOPBACK_FLOOR },
+        : {
+            regions: REGIONS,
+            metricsPort: null,
+            processMetrics: false,
+            heartbeatMs: 500,
+            probeFloor: LOOPBACK_FLOOR,
+            ...(opts.sourceAddresses ? { sourceAddresses: opts.sourceAddresses } : {}),
+          },
   });
   return {
     store: monitor.store,

@@ -7,8 +7,7 @@ import { McpServer, ProtocolError, ProtocolErrorCode } from '@modelcontextprotoc
 import * as z from 'zod';
 import { ECHO_TOOL } from '../echo';
 import { SDK_VERSIONS } from '../sdk-versions';
-import { listenHttp, pathOf, sendText } from '../serve';
-import { loopbackUrl, type RunningTarget, type TargetContext, type TargetDefinition } from '../target';
+import type { RunningTarget, TargetContext, TargetDefinition } from '../target';
 import { serveV2, v2Endpoint } from '../v2';
 
 /** Small on purpose: the catalogue's five tools come in three pages. */

@@ -6,8 +6,7 @@
 import { McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod';
 import { SDK_VERSIONS } from '../sdk-versions';
-import { listenHttp, pathOf, sendText } from '../serve';
-import { loopbackUrl, type RunningTarget, type TargetContext, type TargetDefinition } from '../target';
+import type { RunningTarget, TargetContext, TargetDefinition } from '../target';
 import { serveV2, v2Endpoint } from '../v2';
 
 /** The tool only legacy clients see. */

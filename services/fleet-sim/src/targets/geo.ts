@@ -1,8 +1,9 @@
 // A server behind geo-DNS, on one machine: what it answers depends on who asks (the caller's
 // address), so two agents on 127.0.0.1 and 127.0.0.2 see two regions' servers (issue 17, item 7).
 // Each address sees a face: `modern` (2026-07-28 and 2025-11-25, SDK 2.4 createMcpHandler),
-// `legacy` (2025-11-25 only, SDK 2.4 stateful Streamable HTTP sessions) or `down` (503 for every
-// request); addresses without a face of their own see the default face. Faces change at run time
+// `modern-only` (2026-07-28 only: initialize is refused, so a test on 2025-11-25 hears an era
+// signal and moves at once), `legacy` (2025-11-25 only, SDK 2.4 stateful Streamable HTTP sessions)
+// or `down` (503 for every request); addresses without a face of their own see the default face. Faces change at run time
 // (setFace, sim.face, a drift script step) and take effect on the next request.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -14,12 +15,13 @@ import { StreamableSessions } from '../sessions';
 import { loopbackUrl, type TargetDefinition } from '../target';
 import { createV2Server, v2Endpoint } from '../v2';
 
-export const GEO_FACES = ['modern', 'legacy', 'down'] as const;
+export const GEO_FACES = ['modern', 'modern-only', 'legacy', 'down'] as const;
 export type GeoFace = (typeof GEO_FACES)[number];
 
 /** The revisions each face speaks, oldest → newest. */
 export const GEO_FACE_REVISIONS: Readonly<Record<GeoFace, readonly Revision[]>> = {
   modern: ['2025-11-25', '2026-07-28'],
+  'modern-only': ['2026-07-28'],
   legacy: ['2025-11-25'],
   down: [],
 };
@@ -72,11 +74,12 @@ export const geo: TargetDefinition = {
   name: 'geo',
   kind: 'odd',
   description:
-    "Answers by the caller's address (a rollout behind geo-DNS): faces modern (2026-07-28, 2025-11-25), legacy (2025-11-25) or down (503); default modern",
+    "Answers by the caller's address (a rollout behind geo-DNS): faces modern (2026-07-28, 2025-11-25), modern-only (2026-07-28), legacy (2025-11-25) or down (503); default modern",
   async start({ name, port, log }) {
     const faces = new GeoFaces();
     // Both faces' servers live for the target's life: switching a face only changes who is sent where.
     const modern = v2Endpoint(name, { legacy: 'stateless', revisions: GEO_FACE_REVISIONS.modern });
+    const modernOnly = v2Endpoint(name, { legacy: 'reject', revisions: GEO_FACE_REVISIONS['modern-only'] });
     const legacy = new StreamableSessions(async (onInitialized) => {
       const server = createV2Server(name, GEO_FACE_REVISIONS.legacy);
       const transport = new NodeStreamableHTTPServerTransport({
@@ -92,6 +95,7 @@ export const geo: TargetDefinition = {
       if (pathOf(req) !== '/mcp') return sendText(res, 404, 'text/plain', 'Not Found');
       // A session the legacy face opened finishes there (a drift does the same), whatever the face is now.
       if (face === 'legacy' || legacy.owns(req)) return legacy.handle(req, res, body);
+      if (face === 'modern-only') return modernOnly.handle(req, res, body);
       return modern.handle(req, res, body);
     };
     const listener = await listenHttp(name, port, log, handle);
@@ -101,7 +105,7 @@ export const geo: TargetDefinition = {
       setFace: (face, address) => faces.set(face, address),
       faces: () => ({ default: faces.default, byAddress: faces.byAddress() }),
       async close() {
-        await Promise.all([listener.close(), modern.close(), legacy.closeAll()]);
+        await Promise.all([listener.close(), modern.close(), modernOnly.close(), legacy.closeAll()]);
       },
     };
   },

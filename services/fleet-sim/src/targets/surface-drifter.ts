@@ -14,8 +14,7 @@ import { McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod';
 import { SurfaceDrift, type SurfaceStage } from '../drift';
 import { SDK_VERSIONS } from '../sdk-versions';
-import { listenHttp, pathOf, sendText } from '../serve';
-import { loopbackUrl, type TargetDefinition } from '../target';
+import type { TargetDefinition } from '../target';
 import { serveV2, v2Endpoint } from '../v2';
 
 const CITY = z.string().min(1).max(100).describe('The city, e.g. Paris');
