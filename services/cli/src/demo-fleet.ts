@@ -9,11 +9,20 @@
 // downgrade it records is one the script made (possibly while the monitor was down); the history
 // of earlier runs stays true. (A fresh database starts the story from the beginning.)
 import { fleetToYaml } from '@mcp-fleet/config';
-import { type DriftStep, isSurfaceDriftStep, type Sim } from '@mcp-fleet/fleet-sim';
+import { isFaceDriftStep, isSurfaceDriftStep, type ScriptStep, type Sim } from '@mcp-fleet/fleet-sim';
 import type { Script } from '@mcp-fleet/probe';
 import { type Db, firstCreatedAt } from '@mcp-fleet/store';
 
 export const DEMO_REGIONS = ['eu-west', 'us-east'];
+/**
+ * Where each demo region's agent probes from, so fleet-sim's geo server tells the regions apart (a
+ * rollout behind geo-DNS, on one machine). 127.0.0.2 is loopback on Linux; where it is not
+ * configured (macOS by default) the demo runs without them and geo looks the same from both.
+ */
+export const DEMO_SOURCE_ADDRESSES: Readonly<Record<string, string>> = {
+  'eu-west': '127.0.0.1',
+  'us-east': '127.0.0.2',
+};
 export const DEMO_CYCLE_MS = 10 * 60_000;
 const CYCLES = 12;
 
@@ -23,37 +32,47 @@ const CYCLES = 12;
  * away: drifter-modern starts legacy-only, its tests settle on 2025-11-25, and losing it makes them
  * look up 2026-07-28. surface-drifter serves its base surface (stage 0) when a cycle starts.
  */
-const START: DriftStep[] = [
+const START: ScriptStep[] = [
   { afterMs: 0, target: 'drifter-modern', revisions: ['2025-11-25'] },
   { afterMs: 0, target: 'drifter', revisions: ['2025-06-18', '2025-11-25'] },
   { afterMs: 0, target: 'drifter-pinned', revisions: ['2025-03-26', '2025-06-18', '2025-11-25'] },
   { afterMs: 0, target: 'surface-drifter', surface: 0 },
+  { afterMs: 0, target: 'geo', face: 'modern' },
+  { afterMs: 0, target: 'geo', face: 'modern-only', address: DEMO_SOURCE_ADDRESSES['us-east']! },
 ];
 
 /**
  * One cycle (of DEMO_CYCLE_MS), times within it: era moves at 1, 2 and 3 minutes, the drifters back
  * at 7; surface-drifter's tools change every 2 minutes, each stage one change its surface tests
  * (every minute) see on its own: an addition at 2, a warning at 4, a breaking change at 6, and back
- * to the base at 8 (a warning and two additions, nothing breaking).
+ * to the base at 8 (a warning and two additions, nothing breaking). geo's us-east side rolls back
+ * to 2025-11-25 at 4 (a region disagreement, alerting after its 3 minutes; the downgrade confirmed
+ * in two runs) and forward to 2026-07-28 alone at 9, where it started (inside the flap window: one
+ * flap, and the regions agree again).
  */
-const MOVES: DriftStep[] = [
+const MOVES: ScriptStep[] = [
   { afterMs: 60_000, target: 'drifter-modern', revisions: ['2026-07-28'] },
   { afterMs: 120_000, target: 'drifter', revisions: ['2025-06-18'] },
   { afterMs: 120_000, target: 'surface-drifter', surface: 1 },
   { afterMs: 180_000, target: 'drifter-pinned', revisions: ['2025-06-18', '2025-11-25'] },
   { afterMs: 240_000, target: 'surface-drifter', surface: 2 },
+  { afterMs: 240_000, target: 'geo', face: 'legacy', address: DEMO_SOURCE_ADDRESSES['us-east']! },
   { afterMs: 360_000, target: 'surface-drifter', surface: 3 },
-  ...START.filter((step) => !isSurfaceDriftStep(step)).map((step) => ({ ...step, afterMs: 420_000 })),
+  ...START.filter((step) => !isSurfaceDriftStep(step) && !isFaceDriftStep(step)).map((step) => ({
+    ...step,
+    afterMs: 420_000,
+  })),
   { afterMs: 480_000, target: 'surface-drifter', surface: 0 },
+  { afterMs: 540_000, target: 'geo', face: 'modern-only', address: DEMO_SOURCE_ADDRESSES['us-east']! },
 ];
 
 /** The cycle's moves for a cycle of `cycleMs` (the script scaled: a test plays it faster). */
-function movesOf(cycleMs: number): DriftStep[] {
+function movesOf(cycleMs: number): ScriptStep[] {
   return MOVES.map((m) => ({ ...m, afterMs: Math.round((m.afterMs * cycleMs) / DEMO_CYCLE_MS) }));
 }
 
 /** The demo's script: the starting state at 0 ms (applied before the sim answers), then the cycles. */
-export function demoDrift(): DriftStep[] {
+export function demoDrift(): ScriptStep[] {
   const steps = demoStateAt(0);
   for (let c = 0; c < CYCLES; c += 1)
     for (const m of MOVES) steps.push({ ...m, afterMs: c * DEMO_CYCLE_MS + m.afterMs });
@@ -62,12 +81,14 @@ export function demoDrift(): DriftStep[] {
 
 /**
  * What each scripted target speaks (or serves) `elapsedMs` into the demo, as steps at 0 ms (startSim
- * applies them before it answers). Each target is scripted by one kind of step, revisions or surface.
+ * applies them before it answers). Each target is scripted by one kind of step, revisions, surface
+ * or faces (geo: one face per address, and the default).
  */
-export function demoStateAt(elapsedMs: number, cycleMs = DEMO_CYCLE_MS): DriftStep[] {
+export function demoStateAt(elapsedMs: number, cycleMs = DEMO_CYCLE_MS): ScriptStep[] {
   const phase = Math.max(0, elapsedMs) % cycleMs;
-  const state = new Map(START.map((step) => [step.target, step]));
-  for (const m of movesOf(cycleMs)) if (m.afterMs <= phase) state.set(m.target, m);
+  const key = (step: ScriptStep) => (isFaceDriftStep(step) ? `${step.target} ${step.address ?? ''}` : step.target);
+  const state = new Map(START.map((step) => [key(step), step]));
+  for (const m of movesOf(cycleMs)) if (m.afterMs <= phase) state.set(key(m), m);
   return [...state.values()].map((step) => ({ ...step, afterMs: 0 }));
 }
 
@@ -79,8 +100,12 @@ function untilNextMove(elapsedMs: number, cycleMs: number): number {
 }
 
 /** Whether `sim` already is where `step` puts its target. */
-function holds(sim: Sim, step: DriftStep): boolean {
+function holds(sim: Sim, step: ScriptStep): boolean {
   const target = sim.target(step.target);
+  if (isFaceDriftStep(step)) {
+    const faces = target.faces;
+    return (step.address === undefined ? faces?.default : faces?.byAddress[step.address]) === step.face;
+  }
   return isSurfaceDriftStep(step)
     ? target.surfaceStage === step.surface
     : target.supports.join() === step.revisions.join();
@@ -101,7 +126,8 @@ export function playDemoDrift(sim: Sim, epoch: Date, cycleMs = DEMO_CYCLE_MS): (
     const elapsed = Date.now() - epoch.getTime();
     for (const step of demoStateAt(elapsed, cycleMs)) {
       if (holds(sim, step)) continue;
-      if (isSurfaceDriftStep(step)) sim.driftSurface(step.target, step.surface);
+      if (isFaceDriftStep(step)) sim.face(step.target, step.face, step.address);
+      else if (isSurfaceDriftStep(step)) sim.driftSurface(step.target, step.surface);
       else sim.drift(step.target, step.revisions);
     }
     timer = setTimeout(tick, untilNextMove(elapsed, cycleMs));
@@ -128,6 +154,8 @@ const WATCHED: Record<string, string[]> = {
   'dual-era-diff': [],
   // SDK 1.10: 2024-11-05 over the sessions opening (no HTTP+SSE endpoint), newest and pinned both pass.
   'between-generations': ['2024-11-05'],
+  // Answers by the caller's address: the regions' agents probe from DEMO_SOURCE_ADDRESSES.
+  geo: [],
 };
 
 /** Servers that also get a conformance test (one per era and generation), every 5 minutes. */
@@ -176,6 +204,8 @@ export function demoFleetYaml(sim: Sim, intervalSeconds = 15): string {
             : []),
         ],
         ...(name.startsWith('drifter') || name === 'modern' ? { detection: { interval: '2m' } } : {}),
+        // Its regions disagree for 5 minutes of each cycle: alert after 3 (the default, 10, never would here).
+        ...(name === 'geo' ? { disagreementAfter: '3m' } : {}),
       })),
       // The demo fleet runs on loopback.
       policy: { allow: ['127.0.0.0/8'] },

@@ -7,24 +7,50 @@
 // of the same era, as a surface test and ingest do.
 
 import { parseFleet } from '@mcp-fleet/config';
-import { type DriftStep, isSurfaceDriftStep, type Sim, startSim } from '@mcp-fleet/fleet-sim';
-import { diffSurfaces, handshake, type Revision, readSurfaces, type Surface, surfaceFromBody } from '@mcp-fleet/probe';
+import { isFaceDriftStep, isSurfaceDriftStep, type ScriptStep, type Sim, startSim } from '@mcp-fleet/fleet-sim';
+import {
+  diffSurfaces,
+  guardedDispatcher,
+  handshake,
+  type Revision,
+  readSurfaces,
+  type Surface,
+  surfaceFromBody,
+  TargetPolicy,
+} from '@mcp-fleet/probe';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_CYCLE_MS, demoDrift, demoFleetYaml, demoStateAt } from '../src/demo-fleet';
+import { DEMO_CYCLE_MS, DEMO_SOURCE_ADDRESSES, demoDrift, demoFleetYaml, demoStateAt } from '../src/demo-fleet';
 
 const DRIFTERS = ['drifter-modern', 'drifter', 'drifter-pinned'];
 const SURFACE_DRIFTER = 'surface-drifter';
+/** geo answers by the caller's address: each demo region's agent probes from its own. */
+const GEO = 'geo';
+const fromRegion = Object.fromEntries(
+  Object.entries(DEMO_SOURCE_ADDRESSES).map(([region, localAddress]) => [
+    region,
+    guardedDispatcher(new TargetPolicy({ allow: ['127.0.0.0/8'], deny: [] }), undefined, { localAddress }),
+  ]),
+);
 /** The pins demoFleetYaml keeps on the drifters (every watched server also has a newest test). */
 const PINS: [string, Revision][] = [
   ['drifter-pinned', '2025-03-26'],
   ['drifter-pinned', '2025-11-25'],
 ];
 
-/** Where a step puts its target, as one string: the revisions it speaks, or its surface stage. */
-const stateOf = (step: DriftStep) => (isSurfaceDriftStep(step) ? `surface ${step.surface}` : step.revisions.join(' '));
-const stateIn = (sim: Sim, target: string, like: DriftStep) => {
-  const t = sim.target(target);
+/** A step's place in the script: its target, and for a face the address it is shown to. */
+const keyOf = (step: ScriptStep) => (isFaceDriftStep(step) ? `${step.target} ${step.address ?? '*'}` : step.target);
+/** Where a step puts its target, as one string: the revisions it speaks, its surface stage, or a face. */
+const stateOf = (step: ScriptStep) =>
+  isFaceDriftStep(step)
+    ? `face ${step.face}`
+    : isSurfaceDriftStep(step)
+      ? `surface ${step.surface}`
+      : step.revisions.join(' ');
+const stateIn = (sim: Sim, like: ScriptStep) => {
+  const t = sim.target(like.target);
+  if (isFaceDriftStep(like))
+    return `face ${like.address === undefined ? t.faces?.default : t.faces?.byAddress[like.address]}`;
   return isSurfaceDriftStep(like) ? `surface ${t.surfaceStage}` : t.supports.join(' ');
 };
 
@@ -42,15 +68,23 @@ async function surfacesOf(url: string): Promise<Map<string, Surface>> {
 let sim: Sim;
 beforeAll(async () => {
   // Only the starting state, which startSim applies before it returns; the walk applies the rest.
-  sim = await startSim({ only: [...DRIFTERS, SURFACE_DRIFTER], script: demoDrift().filter((s) => s.afterMs === 0) });
+  sim = await startSim({
+    only: [...DRIFTERS, SURFACE_DRIFTER, GEO],
+    script: demoDrift().filter((s) => s.afterMs === 0),
+  });
 });
-afterAll(() => sim?.close());
+afterAll(async () => {
+  await sim?.close();
+  await Promise.all(Object.values(fromRegion).map((d) => d.destroy()));
+});
 
 describe("the demo's drift", () => {
   it('starts each scripted target where the script says, before any request', () => {
     const start = demoDrift().filter((s) => s.afterMs === 0);
-    expect(start.map((s) => s.target).sort()).toEqual([...DRIFTERS, SURFACE_DRIFTER].sort());
-    for (const step of start) expect(stateIn(sim, step.target, step)).toBe(stateOf(step));
+    expect(start.map(keyOf).sort()).toEqual(
+      [...DRIFTERS, SURFACE_DRIFTER, `${GEO} *`, `${GEO} ${DEMO_SOURCE_ADDRESSES['us-east']}`].sort(),
+    );
+    for (const step of start) expect(stateIn(sim, step)).toBe(stateOf(step));
   });
 
   it('gives an era move each way, a downgrade, a failing pin and a surface change of each severity in one cycle, then repeats', async () => {
@@ -64,8 +98,25 @@ describe("the demo's drift", () => {
 
     for (const minute of minutes) {
       for (const step of cycle.filter((s) => s.afterMs === minute * 60_000)) {
-        if (isSurfaceDriftStep(step)) sim.driftSurface(step.target, step.surface);
+        if (isFaceDriftStep(step)) sim.face(step.target, step.face, step.address);
+        else if (isSurfaceDriftStep(step)) sim.driftSurface(step.target, step.surface);
         else sim.drift(step.target, step.revisions);
+      }
+      // geo from each region, as its agent (from its source address) runs the newest test.
+      for (const [region, dispatcher] of Object.entries(fromRegion)) {
+        const key = `${GEO} ${region}`;
+        const was = current.get(key);
+        const run = await handshake(sim.target(GEO).url, {
+          revision: 'newest',
+          dispatcher,
+          ...(was ? { current: was } : {}),
+        });
+        expect(run.outcome, `${minute} min ${key}: ${run.message}`).toMatch(/^(success|downgrade)$/);
+        const now = run.negotiated as Revision;
+        if (was === undefined) events.push(`${minute} min ${key}: speaks ${now}`);
+        else if (now !== was)
+          events.push(`${minute} min ${key}: now ${now}, was ${run.previousRevision} (${run.outcome})`);
+        current.set(key, now);
       }
       for (const name of DRIFTERS) {
         const was = current.get(name);
@@ -109,6 +160,8 @@ describe("the demo's drift", () => {
     }
 
     expect(events).toEqual([
+      '0 min geo eu-west: speaks 2026-07-28',
+      '0 min geo us-east: speaks 2026-07-28',
       '0 min drifter-modern: speaks 2025-11-25',
       '0 min drifter: speaks 2025-11-25',
       '0 min drifter-pinned: speaks 2025-11-25',
@@ -119,6 +172,8 @@ describe("the demo's drift", () => {
       '2 min drifter: now 2025-06-18, was 2025-11-25 (downgrade)',
       '2 min surface-drifter: info: tool `create_order`: optional parameter `note` added',
       '3 min drifter-pinned 2025-03-26: Server no longer speaks protocol 2025-03-26',
+      // A rollout behind geo-DNS undone in one region: the regions disagree for five minutes.
+      '4 min geo us-east: now 2025-11-25, was 2026-07-28 (downgrade)',
       '4 min surface-drifter: warning: tool `get_weather`: optional parameter `units` removed',
       '6 min surface-drifter: breaking: tool `create_order`: parameter `currency` now required',
       '7 min drifter-modern: now 2025-11-25, was 2026-07-28 (downgrade)',
@@ -127,38 +182,45 @@ describe("the demo's drift", () => {
       '8 min surface-drifter: info: tool `create_order`: parameter `currency` now optional',
       '8 min surface-drifter: warning: tool `create_order`: optional parameter `note` removed',
       '8 min surface-drifter: info: tool `get_weather`: optional parameter `units` added',
+      // Forward again inside the flap window: one flap, and the regions agree.
+      '9 min geo us-east: now 2026-07-28, was 2025-11-25 (success)',
     ]);
 
-    // From 8 minutes everything is back where the cycle started, so the next cycle repeats it.
+    // From 9 minutes everything is back where the cycle started, so the next cycle repeats it.
     const start = demoDrift().filter((s) => s.afterMs === 0);
-    for (const step of start) expect(stateIn(sim, step.target, step)).toBe(stateOf(step));
+    for (const step of start) expect(stateIn(sim, step)).toBe(stateOf(step));
     const next = demoDrift().filter((s) => s.afterMs >= DEMO_CYCLE_MS && s.afterMs < 2 * DEMO_CYCLE_MS);
     expect(next.map((s) => ({ ...s, afterMs: s.afterMs - DEMO_CYCLE_MS }))).toEqual(cycle);
   });
 
   it('knows where the script is at any time of the demo, so a restarted demo resumes it', () => {
     const speaks = (elapsedMs: number, cycleMs?: number) =>
-      Object.fromEntries(demoStateAt(elapsedMs, cycleMs).map((s) => [s.target, stateOf(s)]));
+      Object.fromEntries(demoStateAt(elapsedMs, cycleMs).map((s) => [keyOf(s), stateOf(s)]));
     const start = speaks(0);
     expect(start).toEqual(
       Object.fromEntries(
         demoDrift()
           .filter((s) => s.afterMs === 0)
-          .map((s) => [s.target, stateOf(s)]),
+          .map((s) => [keyOf(s), stateOf(s)]),
       ),
     );
-    // Four minutes in: the three moves made and the surface at its warning; six and a half: at its
-    // breaking change; from eight minutes in: back to the start; and cycle after cycle.
+    // Four minutes in: the three moves made, the surface at its warning, geo's us-east side rolled
+    // back; six and a half: at its breaking change; from nine minutes in: back to the start; and
+    // cycle after cycle.
+    const usEast = `${GEO} ${DEMO_SOURCE_ADDRESSES['us-east']}`;
     const moved = {
+      ...start,
       'drifter-modern': '2026-07-28',
       drifter: '2025-06-18',
       'drifter-pinned': '2025-06-18 2025-11-25',
       'surface-drifter': 'surface 2',
+      [usEast]: 'face legacy',
     };
     expect(speaks(4 * 60_000)).toEqual(moved);
     expect(speaks(6.5 * 60_000)).toEqual({ ...moved, 'surface-drifter': 'surface 3' });
-    expect(speaks(7.5 * 60_000)).toEqual({ ...start, 'surface-drifter': 'surface 3' });
-    expect(speaks(8 * 60_000)).toEqual(start);
+    expect(speaks(7.5 * 60_000)).toEqual({ ...start, 'surface-drifter': 'surface 3', [usEast]: 'face legacy' });
+    expect(speaks(8 * 60_000)).toEqual({ ...start, [usEast]: 'face legacy' });
+    expect(speaks(9 * 60_000)).toEqual(start);
     expect(speaks(5 * DEMO_CYCLE_MS + 4 * 60_000)).toEqual(moved);
     // A faster cycle scales the script: 150 s long, the moves are at 15, 30 and 45 s.
     expect(speaks(14_000, 150_000)['drifter-modern']).toBe('2025-11-25');

@@ -62,7 +62,7 @@ describe.each([['embedded'], ['postgres+nats']])('mcp-fleet up (%s)', (flavour) 
         const failing = ['rate-limited', 'unavailable'];
         const probed = servers.filter((s) => !failing.includes(s.name));
         return (
-          servers.length === 13 &&
+          servers.length === 15 &&
           probed.every((s) => s.byRegion.length === 2 && s.byRegion.every((r) => r.currentRevision)) &&
           servers
             .filter((s) => failing.includes(s.name))
@@ -86,10 +86,10 @@ describe.each([['embedded'], ['postgres+nats']])('mcp-fleet up (%s)', (flavour) 
     expect(overview.status).toBe(200);
     const html = await overview.text();
     expect(html).toContain('Fleet overview');
-    expect(html).toMatch(/data-testid="fig-servers"><div class="value">13</);
+    expect(html).toMatch(/data-testid="fig-servers"><div class="value">15</);
     const serversPage = await (await fetch(`${web}/servers`)).text();
-    // React separates text nodes with comments: "13<!-- --> <!-- -->servers".
-    expect(serversPage.replace(/<!-- -->/g, '')).toContain('13 servers');
+    // React separates text nodes with comments: "15<!-- --> <!-- -->servers".
+    expect(serversPage.replace(/<!-- -->/g, '')).toContain('15 servers');
 
     // The probe floor of control and the agents is the fleet given at start (the demo's 127.0.0.0/8):
     // a fleet applied over the API may allow more (::1 here), and control's own probes still refuse it.

@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 import { startTracing } from '@mcp-fleet/agent';
 import { CredentialsUnreadableError, SecretKeyError } from '@mcp-fleet/auth';
 import { FleetFileError, loadFleetFile, parseEnv, parseFleet, secretEnv, upEnv } from '@mcp-fleet/config';
@@ -10,7 +11,15 @@ import { openStore, type Store } from '@mcp-fleet/store';
 import { webAuthFrom } from '@mcp-fleet/web/auth';
 import { parse, positiveInt } from '../args';
 import { embeddedDataDir } from '../data-dir';
-import { DEMO_CYCLE_MS, DEMO_REGIONS, demoEpoch, demoFleetYaml, demoStateAt, playDemoDrift } from '../demo-fleet';
+import {
+  DEMO_CYCLE_MS,
+  DEMO_REGIONS,
+  DEMO_SOURCE_ADDRESSES,
+  demoEpoch,
+  demoFleetYaml,
+  demoStateAt,
+  playDemoDrift,
+} from '../demo-fleet';
 import { assertFree, inUse, type Listener } from '../in-use';
 import { plural } from '../plural';
 import { probeFloor } from '../probe-floor';
@@ -92,7 +101,11 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
     // `up` reads its own fleet file: `${NAME}` comes from its environment.
     const fileFleet = values.fleet ? await loadFleetFile(values.fleet, env) : undefined;
     // Checked before anything starts, against the regions whose agents it runs.
-    const sources = sourceAddressesFlag(values['source-address'], fileFleet?.regions ?? DEMO_REGIONS);
+    // The demo's regions probe from 127.0.0.1 and 127.0.0.2 (geo tells them apart) where the host has both.
+    const sources =
+      values['source-address'] === undefined && !fileFleet && (await canBind(DEMO_SOURCE_ADDRESSES['us-east']!))
+        ? { sourceAddresses: { ...DEMO_SOURCE_ADDRESSES } }
+        : sourceAddressesFlag(values['source-address'], fileFleet?.regions ?? DEMO_REGIONS);
     const demoCycleMs = positiveInt(values['demo-cycle'], '--demo-cycle', DEMO_CYCLE_MS / 1000, 86_400) * 1000;
     // Before anything starts (the simulated fleet, the database, a port): another `up` on this
     // data directory, or a port in use, is said with what to set, and nothing is left behind.
@@ -234,4 +247,13 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
     await store?.close();
     await sim?.close();
   }
+}
+
+/** Whether this host can send from `address` (127.0.0.2 is loopback on Linux, not on macOS by default). */
+function canBind(address: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(0, address, () => server.close(() => resolve(true)));
+  });
 }
