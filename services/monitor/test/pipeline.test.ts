@@ -154,8 +154,16 @@ describe.each<[Flavour]>([['postgres+nats'], ['pglite+memory']])('the pipeline o
     expect(seriesValue(samples, 'mcp_agents_seen', { region: 'eu-west' })).toBe(1);
     expect(samples.some((s) => Object.values(s.labels).some((v) => v.includes('127.0.0.1')))).toBe(false);
     // Revisions travel in *_version labels only, as on the agents (requested_version:
-    // docs/protocol.md#handshake-metrics).
-    const labelNames = new Set(samples.filter((s) => s.name.startsWith('mcp_')).flatMap((s) => Object.keys(s.labels)));
+    // docs/protocol.md#handshake-metrics). The one exception is the test gauges' `revision`, the
+    // test's revision choice (`newest` or its pin), named so by issue 17: mcp_test_failing{server,test,revision}.
+    const labelNames = new Set(
+      samples
+        .filter((s) => s.name.startsWith('mcp_') && !s.name.startsWith('mcp_test_'))
+        .flatMap((s) => Object.keys(s.labels)),
+    );
+    expect(
+      new Set(samples.filter((s) => s.name.startsWith('mcp_test_')).flatMap((s) => Object.keys(s.labels))),
+    ).toEqual(new Set(['server', 'test', 'revision']));
     expect([...labelNames].filter((l) => /revision/.test(l))).toEqual([]);
   });
 

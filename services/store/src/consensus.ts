@@ -53,13 +53,18 @@ export interface TestConsensus extends Consensus {
 
 export interface ConsensusQuery {
   serverId?: string | undefined;
+  /** These servers (a page of the servers table), retired ones included; omitted: every live server. */
+  serverIds?: readonly string[] | undefined;
   /** The fleet's regions: states left by a region no longer in the fleet are not counted. */
   regions?: readonly string[] | undefined;
 }
 
-/** Every live test's consensus (of live servers), from its region states and its server's judgement. */
+/** Every live test's consensus (of live servers, or the ones named), from its region states and its server's judgement. */
 export async function testConsensus(db: Db, q: ConsensusQuery = {}): Promise<TestConsensus[]> {
-  const where: (SQL | undefined)[] = [isNull(servers.retiredAt), isNull(tests.retiredAt)];
+  if (q.serverIds?.length === 0) return [];
+  const where: (SQL | undefined)[] = [isNull(tests.retiredAt)];
+  if (q.serverIds) where.push(inArray(servers.id, [...q.serverIds]));
+  else where.push(isNull(servers.retiredAt));
   if (q.serverId) where.push(eq(servers.id, q.serverId));
   const rows = await db
     .select({
@@ -76,7 +81,7 @@ export async function testConsensus(db: Db, q: ConsensusQuery = {}): Promise<Tes
     .from(tests)
     .innerJoin(servers, eq(servers.id, tests.serverId))
     .where(and(...where))
-    .orderBy(servers.name, tests.createdAt);
+    .orderBy(servers.name, tests.createdAt, tests.id);
   if (rows.length === 0) return [];
   const states = await db
     .select({

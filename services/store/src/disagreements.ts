@@ -2,7 +2,7 @@
 // newest-supported test (a rollout behind geo-DNS). Ingest opens, updates and ends them
 // (disagreement-ingest.ts); these are the reads for the dashboard, the API and control's gauges.
 import { compareRevisions, isRevision } from '@mcp-fleet/probe';
-import { and, desc, eq, gte, isNull, type SQL } from 'drizzle-orm';
+import { and, desc, eq, gte, inArray, isNull, type SQL } from 'drizzle-orm';
 import type { Db } from './db';
 import { regionDisagreements, servers } from './schema';
 
@@ -21,6 +21,8 @@ export interface RegionDisagreement {
 
 export interface DisagreementQuery {
   serverId?: string | undefined;
+  /** These servers (a page of the servers table), retired ones included; omitted: every live server. */
+  serverIds?: readonly string[] | undefined;
   /** Only the ones still open (default), or every one that started since `since`. */
   open?: boolean | undefined;
   since?: Date | undefined;
@@ -29,7 +31,10 @@ export interface DisagreementQuery {
 
 /** Disagreements, the longest-running first among open ones, else newest first. */
 export async function regionDisagreementList(db: Db, q: DisagreementQuery = {}): Promise<RegionDisagreement[]> {
-  const where: (SQL | undefined)[] = [isNull(servers.retiredAt)];
+  if (q.serverIds?.length === 0) return [];
+  const where: (SQL | undefined)[] = [
+    q.serverIds ? inArray(regionDisagreements.serverId, [...q.serverIds]) : isNull(servers.retiredAt),
+  ];
   if (q.serverId) where.push(eq(regionDisagreements.serverId, q.serverId));
   if (q.open ?? true) where.push(isNull(regionDisagreements.endedAt));
   if (q.since) where.push(gte(regionDisagreements.startedAt, q.since));
@@ -52,8 +57,11 @@ export async function regionDisagreementList(db: Db, q: DisagreementQuery = {}):
   return rows.map((r) => ({ ...r, revisions: revisionsOf(r.revisions) }));
 }
 
-/** The stored map read back: region → revision, only known revisions (it was written by ingest, but it is jsonb). */
-function revisionsOf(value: unknown): Record<string, string> {
+/**
+ * The stored map read back: region → revision, only known revisions (ingest wrote it from agents'
+ * results, a trust boundary, and it is jsonb): an unknown value is dropped, never shown.
+ */
+export function revisionsOf(value: unknown): Record<string, string> {
   const out: Record<string, string> = {};
   if (value && typeof value === 'object' && !Array.isArray(value))
     for (const [region, revision] of Object.entries(value))

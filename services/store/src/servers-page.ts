@@ -1,14 +1,13 @@
 // The servers table: search, filters, sorting and one page at a time. Filtering happens in SQL
 // over one row per server (its tests' states folded together), so a page of a fleet of thousands
 // loads only its own servers' details.
-import { storedJudgement, testKey } from '@mcp-fleet/config';
-import { type Era, isRevision, REVISION_NAMES, revisionInfo } from '@mcp-fleet/probe';
-import { and, asc, desc, eq, ilike, inArray, isNotNull, isNull, or, type SQL, sql } from 'drizzle-orm';
-import { consensusOf, type TestConsensus } from './consensus';
+import { type Era, REVISION_NAMES, revisionInfo } from '@mcp-fleet/probe';
+import { and, asc, desc, eq, ilike, isNotNull, isNull, or, type SQL, sql } from 'drizzle-orm';
+import { type TestConsensus, testConsensus } from './consensus';
 import type { Db } from './db';
-import type { RegionDisagreement } from './disagreements';
+import { type RegionDisagreement, regionDisagreementList } from './disagreements';
 import { type ServerOverview, serversOverview } from './reads';
-import { regionDisagreements, servers, testStates, tests } from './schema';
+import { servers, testStates, tests } from './schema';
 import { healthOf, type ServerHealth, serverHealth } from './server-health';
 import { shownTests } from './shown-tests';
 import { type UpgradeAvailable, upgradesAvailable } from './upgrades';
@@ -173,10 +172,11 @@ export async function serversJudged(
   if (serverIds.length === 0) return out;
   const ids = [...new Set(serverIds)];
   const [disagreements, availability, upgrades, consensus] = await Promise.all([
-    openDisagreements(db, ids),
+    // At most one open disagreement per test (the region_disagreements_open index): a page's worth.
+    regionDisagreementList(db, { serverIds: ids, open: true, limit: 500 }),
     serverAvailability(db, { serverIds: ids, now: opts.now }),
     upgradesAvailable(db, ids),
-    consensusOfServers(db, ids, opts.fleetRegions),
+    testConsensus(db, { serverIds: ids, regions: opts.fleetRegions }),
   ]);
   for (const id of ids)
     out[id] = {
@@ -186,95 +186,4 @@ export async function serversJudged(
       consensus: consensus.filter((c) => c.serverId === id),
     };
   return out;
-}
-
-/** Open disagreements of these servers (at most one per test: the region_disagreements_open index). */
-async function openDisagreements(db: Db, ids: string[]): Promise<RegionDisagreement[]> {
-  const rows = await db
-    .select({
-      id: regionDisagreements.id,
-      serverId: regionDisagreements.serverId,
-      server: servers.name,
-      testId: regionDisagreements.testId,
-      revisions: regionDisagreements.revisions,
-      startedAt: regionDisagreements.startedAt,
-      endedAt: regionDisagreements.endedAt,
-      updatedAt: regionDisagreements.updatedAt,
-    })
-    .from(regionDisagreements)
-    .innerJoin(servers, eq(servers.id, regionDisagreements.serverId))
-    .where(and(inArray(regionDisagreements.serverId, ids), isNull(regionDisagreements.endedAt)))
-    .orderBy(regionDisagreements.startedAt);
-  return rows.map((r) => ({ ...r, revisions: knownRevisions(r.revisions) }));
-}
-
-/**
- * The jsonb map read back as disagreements.ts does: region → revision, known revisions only (what a
- * region reported is an agent's word; an unknown value is dropped, never shown).
- */
-function knownRevisions(value: unknown): Record<string, string> {
-  const out: Record<string, string> = {};
-  if (value && typeof value === 'object' && !Array.isArray(value))
-    for (const [region, revision] of Object.entries(value))
-      if (typeof revision === 'string' && isRevision(revision)) out[region] = revision;
-  return out;
-}
-
-/** consensus.ts's testConsensus, for a set of servers in one query (it takes one server or all). */
-async function consensusOfServers(
-  db: Db,
-  ids: string[],
-  fleetRegions: readonly string[] | undefined,
-): Promise<TestConsensus[]> {
-  const rows = await db
-    .select({
-      testId: tests.id,
-      serverId: servers.id,
-      server: servers.name,
-      judgement: servers.judgement,
-      serverRegions: servers.regions,
-      mode: tests.mode,
-      pinnedRevision: tests.pinnedRevision,
-      depth: tests.depth,
-      script: tests.script,
-      region: testStates.region,
-      consecutiveFailures: testStates.consecutiveFailures,
-    })
-    .from(tests)
-    .innerJoin(servers, eq(servers.id, tests.serverId))
-    .leftJoin(
-      testStates,
-      and(eq(testStates.testId, tests.id), fleetRegions ? inArray(testStates.region, [...fleetRegions]) : undefined),
-    )
-    .where(and(inArray(servers.id, ids), isNull(tests.retiredAt)))
-    .orderBy(servers.name, tests.createdAt, tests.id);
-  const byTest = new Map<
-    string,
-    { row: (typeof rows)[number]; states: { region: string; consecutiveFailures: number }[] }
-  >();
-  for (const r of rows) {
-    let t = byTest.get(r.testId);
-    if (!t) {
-      t = { row: r, states: [] };
-      byTest.set(r.testId, t);
-    }
-    if (r.region === null || r.consecutiveFailures === null) continue;
-    // A state left from before the server's regions changed does not count.
-    if (r.serverRegions && !r.serverRegions.includes(r.region)) continue;
-    t.states.push({ region: r.region, consecutiveFailures: r.consecutiveFailures });
-  }
-  return [...byTest.values()].map(({ row: r, states }) => {
-    const judgement = storedJudgement(r.judgement);
-    return {
-      testId: r.testId,
-      serverId: r.serverId,
-      server: r.server,
-      test: testKey(r),
-      revision: r.mode === 'newest' ? 'newest' : (r.pinnedRevision ?? 'unknown'),
-      mode: r.mode,
-      depth: r.depth,
-      judgement,
-      ...consensusOf(states, judgement),
-    };
-  });
 }

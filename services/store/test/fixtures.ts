@@ -1,6 +1,7 @@
 // Builders for the rows tests write: servers, handshake runs as an agent reports them.
 // Other workspaces' tests import it as @mcp-fleet/store/testing (in store, not testkit: store's own
 // tests use testkit, so testkit cannot depend on store).
+import type { Judgement } from '@mcp-fleet/config';
 import { type CheckId, type ConformanceRun, checkById, type HandshakeRun, type Revision } from '@mcp-fleet/probe';
 import { createServer, createTest, type Db, type RunResult, type Server, type Test } from '../src';
 
@@ -10,7 +11,7 @@ let serial = 0;
 export async function serverWithTests(
   db: Db,
   tests: ('newest' | Revision)[] = ['newest'],
-  extra: { regions?: string[] | null; name?: string } = {},
+  extra: { regions?: string[] | null; name?: string; judgement?: Judgement } = {},
 ): Promise<{ server: Server; tests: Test[] }> {
   serial += 1;
   const server = await createServer(db, {
@@ -20,6 +21,7 @@ export async function serverWithTests(
     regions: extra.regions ?? ['eu-west', 'us-east'],
     intervalMs: 60_000,
     timeoutMs: 10_000,
+    ...(extra.judgement ? { judgement: extra.judgement } : {}),
   });
   const made: Test[] = [];
   for (const t of tests) {

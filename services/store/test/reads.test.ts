@@ -1,3 +1,4 @@
+import { DEFAULT_JUDGEMENT } from '@mcp-fleet/config';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   eraMovesList,
@@ -35,9 +36,12 @@ describe.each(BACKENDS)('reading the fleet on %s', (_name, make) => {
   beforeAll(async () => {
     store = await backend.open();
     await store.migrate();
-    const A = await serverWithTests(store.db, ['newest', '2025-06-18'], { name: 'a-orders' });
-    const B = await serverWithTests(store.db, ['newest'], { name: 'b-billing', regions: ['eu-west'] });
-    const C = await serverWithTests(store.db, ['newest'], { name: 'c-gone' });
+    // confirmAfter 1: each move here is confirmed by the run that makes it, so the default (confirmed)
+    // view lists them all (confirmation itself: era-confirmation.test.ts).
+    const judgement = { ...DEFAULT_JUDGEMENT, confirmAfter: 1 };
+    const A = await serverWithTests(store.db, ['newest', '2025-06-18'], { name: 'a-orders', judgement });
+    const B = await serverWithTests(store.db, ['newest'], { name: 'b-billing', regions: ['eu-west'], judgement });
+    const C = await serverWithTests(store.db, ['newest'], { name: 'c-gone', judgement });
     const D = await serverWithTests(store.db, [], { name: 'd-new' });
     [a, b, c, d] = [A.server, B.server, C.server, D.server];
     const [aNewest, aPinned] = A.tests as [(typeof A.tests)[0], (typeof A.tests)[0]];
