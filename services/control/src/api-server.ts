@@ -36,6 +36,16 @@ export async function serveApi(opts: ApiServerOptions): Promise<ApiServer> {
     },
     (refused) => log.warn(refused, 'API request refused'),
   );
+  // Which scope the caller's token carries (admin with auth off): `mcp-fleet mcp` asks it so that
+  // the tools it lists are the ones the token may use.
+  router.mount(
+    '/api/whoami',
+    async (req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
+      res.end(JSON.stringify({ scope: auth.scopeOf(req.headers), authEnabled: auth.enabled }));
+    },
+    'read',
+  );
   const http = createServer(
     (req, res) => void router.handle(req, res, (err) => log.error({ err: (err as Error).message }, 'API error')),
   );

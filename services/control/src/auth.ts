@@ -62,6 +62,16 @@ export class ApiAuth {
   }
 
   /**
+   * The scope a request acts with once admitted: its token's, or admin with auth off (one machine,
+   * loopback only). Null for no API token (a metrics token is none).
+   */
+  scopeOf(headers: IncomingHttpHeaders): Scope | null {
+    if (!this.enabled) return 'admin';
+    const scope = this.identify(bearerToken(headers.authorization));
+    return scope === 'read' || scope === 'admin' ? scope : null;
+  }
+
+  /**
    * Admit a request to a route needing `access`, or say why not: 401 (no or unknown token: send
    * `WWW-Authenticate: Bearer`) or 403 (a read token on a write route).
    */
@@ -103,10 +113,15 @@ export interface AuthRefusal {
   challenge: string;
 }
 
+/** Where control serves MCP, beside the API (mcp/endpoint.ts). */
+export const MCP_PATH = '/mcp';
+
 /** What a route needs, from its method and path: a new route is protected unless listed here. */
 export function accessOf(method: string, pattern: string): Access {
   if (pattern === '/healthz' || pattern === '/readyz') return 'public';
   if (pattern === '/metrics') return 'metrics';
+  // MCP posts every request, reads too: any token enters, and the tools it sees follow its scope.
+  if (pattern === MCP_PATH) return 'read';
   return method === 'GET' || method === 'HEAD' ? 'read' : 'admin';
 }
 

@@ -6,7 +6,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseContentType } from 'content-type';
 import { z } from 'zod';
-import { type Access, type AuthRefusal, accessOf } from './auth';
+import { type Access, type AuthRefusal, accessOf, type Scope } from './auth';
 
 export class HttpError extends Error {
   constructor(
@@ -33,6 +33,8 @@ export interface ApiRequest {
 
 export type Reply = { status?: number; json?: unknown; text?: string; contentType?: string };
 export type RouteHandler = (req: ApiRequest) => Promise<Reply>;
+/** A path served whole by another handler (control's MCP endpoint): it reads the body itself. */
+export type MountedHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
 /** Admit a request needing `access`, or refuse it (401/403); null admits. */
 export type Gate = (
@@ -54,10 +56,17 @@ interface Route extends RouteInfo {
   accepts: readonly BodyKind[];
 }
 
+/** What an in-process call answers: the route's status and JSON (errors as `{ error }`). */
+export interface CallReply {
+  status: number;
+  json: unknown;
+}
+
 const MAX_BODY_BYTES = 1024 * 1024;
 
 export class Router {
   readonly #routes: Route[] = [];
+  readonly #mounts = new Map<string, { handler: MountedHandler; access: Access }>();
   #gate: Gate | undefined;
   #onRefused: OnRefused | undefined;
 
@@ -74,9 +83,55 @@ export class Router {
     return this;
   }
 
-  /** Every route with what it needs (the auth tests walk this table). */
+  /** Serve `path` (every method) with a handler of its own, behind the same gate as every route. */
+  mount(path: string, handler: MountedHandler, access: Access = accessOf('POST', path)): this {
+    this.#mounts.set(path, { handler, access });
+    return this;
+  }
+
+  /** Every route with what it needs (the auth tests walk this table); a mount is listed as POST. */
   routes(): RouteInfo[] {
-    return this.#routes.map(({ method, pattern, access }) => ({ method, pattern, access }));
+    return [
+      ...this.#routes.map(({ method, pattern, access }) => ({ method, pattern, access })),
+      ...[...this.#mounts].map(([pattern, m]) => ({ method: 'POST', pattern, access: m.access })),
+    ];
+  }
+
+  /**
+   * Call a route in process, as a caller holding `scope` (control's MCP tools call the API's own
+   * handlers this way, so both faces share one validation and one policy). A route needing more
+   * than the scope answers 403, as over HTTP; errors come back as `{ error }` with their status.
+   */
+  async call(method: string, path: string, body: unknown, scope: Scope): Promise<CallReply> {
+    try {
+      const url = new URL(path, 'http://localhost');
+      const parts = url.pathname.split('/').filter(Boolean).map(decodePathPart);
+      const route = this.#routes.find(
+        (r) =>
+          r.method === method &&
+          r.parts.length === parts.length &&
+          r.parts.every((p, i) => p.startsWith(':') || p === parts[i]),
+      );
+      if (!route) throw new HttpError(404, `no route ${method} ${url.pathname}`);
+      if (route.access === 'admin' && scope !== 'admin')
+        throw new HttpError(403, `this needs a token with admin scope; the one sent has ${scope} scope`);
+      const params: Record<string, string> = {};
+      route.parts.forEach((p, i) => {
+        if (p.startsWith(':')) params[p.slice(1)] = parts[i] ?? '';
+      });
+      const reply = await route.handler({
+        method,
+        params,
+        query: url.searchParams,
+        body,
+        bodyKind: body === undefined ? undefined : 'json',
+      });
+      return { status: reply.status ?? 200, json: reply.json ?? null };
+    } catch (err) {
+      if (err instanceof HttpError) return { status: err.status, json: { error: err.message } };
+      if (err instanceof z.ZodError) return { status: 400, json: { error: zodMessage(err) } };
+      throw err;
+    }
   }
 
   /** Put a gate in front of every route; `onRefused` hears of each refusal (never the token). */
@@ -86,34 +141,39 @@ export class Router {
     return this;
   }
 
+  /** Through the gate, or throw its refusal (401/403 with the challenge). */
+  #admit(access: Access, req: IncomingMessage, path: string): void {
+    const refusal = this.#gate?.(access, { method: req.method ?? '', path, headers: req.headers });
+    if (!refusal) return;
+    this.#onRefused?.({
+      method: req.method ?? '',
+      path,
+      status: refusal.status,
+      reason: 'reason' in refusal ? refusal.reason : refusal.message,
+    });
+    throw new HttpError(
+      refusal.status,
+      refusal.message,
+      'challenge' in refusal ? { 'www-authenticate': refusal.challenge } : {},
+    );
+  }
+
   /** Handle a request; errors become JSON `{ error }` with the right status, never a stack. */
   async handle(req: IncomingMessage, res: ServerResponse, onError: (err: unknown) => void): Promise<void> {
     try {
       const url = new URL(req.url ?? '/', 'http://localhost');
+      const mounted = this.#mounts.get(url.pathname);
+      if (mounted) {
+        this.#admit(mounted.access, req, url.pathname);
+        return await mounted.handler(req, res);
+      }
       const parts = url.pathname.split('/').filter(Boolean).map(decodePathPart);
       const matches = this.#routes.filter(
         (r) => r.parts.length === parts.length && r.parts.every((p, i) => p.startsWith(':') || p === parts[i]),
       );
       const route = matches.find((r) => r.method === req.method);
       // Admitted first: without a token, an unknown path or method says 401, not what exists.
-      const refusal = this.#gate?.(route?.access ?? accessOf('GET', url.pathname), {
-        method: req.method ?? '',
-        path: url.pathname,
-        headers: req.headers,
-      });
-      if (refusal) {
-        this.#onRefused?.({
-          method: req.method ?? '',
-          path: url.pathname,
-          status: refusal.status,
-          reason: 'reason' in refusal ? refusal.reason : refusal.message,
-        });
-        throw new HttpError(
-          refusal.status,
-          refusal.message,
-          'challenge' in refusal ? { 'www-authenticate': refusal.challenge } : {},
-        );
-      }
+      this.#admit(route?.access ?? accessOf('GET', url.pathname), req, url.pathname);
       if (matches.length === 0) throw new HttpError(404, `no route for ${url.pathname}`);
       if (!route) throw new HttpError(405, `${req.method} is not allowed on ${url.pathname}`);
       const params: Record<string, string> = {};
