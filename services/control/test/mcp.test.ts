@@ -347,6 +347,38 @@ describe('limits and the rules of the API', () => {
     }
   });
 
+  it('legacy sessions: refused before initialize, and a session id is no use to another token', async () => {
+    const post = (token: string, body: unknown, session?: string) =>
+      fetch(`${control.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${token}`,
+          ...(session ? { 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' } : {}),
+        },
+        body: JSON.stringify(body),
+      });
+    const early = await post(ADMIN, { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
+    expect(early.status).toBe(400);
+    expect(await early.text()).toContain('not initialized');
+
+    const init = await post(ADMIN, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '0' } },
+    });
+    const session = init.headers.get('mcp-session-id');
+    expect(session).toMatch(/^[0-9a-f-]{36}$/);
+    await init.text();
+    const stolen = await post(READ, { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} }, session!);
+    expect(stolen.status).toBe(404);
+    const own = await post(ADMIN, { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} }, session!);
+    expect(own.status).toBe(200);
+    expect(await own.text()).toContain('create_api_test');
+  });
+
   it("refuses another site's page and a rebound Host, as the REST API does", async () => {
     const init = (headers: Record<string, string>) => ({
       method: 'POST',
