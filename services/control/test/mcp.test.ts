@@ -144,6 +144,15 @@ describe('tools over both eras and both SDK generations', () => {
     await v1.close();
   });
 
+  it('GET /api/whoami names the scope a token carries (what `mcp-fleet mcp` lists tools by)', async () => {
+    const whoami = (token?: string) =>
+      fetch(`${control.url}/api/whoami`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+    expect(await (await whoami(ADMIN)).json()).toEqual({ scope: 'admin', authEnabled: true });
+    expect(await (await whoami(READ)).json()).toEqual({ scope: 'read', authEnabled: true });
+    expect((await whoami()).status).toBe(401);
+    expect((await whoami('nope-0123456789abcdef0123456789')).status).toBe(401);
+  });
+
   it('no token or a wrong one is refused before any MCP is spoken', async () => {
     const none = await fetch(`${control.url}/mcp`, {
       method: 'POST',
