@@ -351,6 +351,10 @@ describe('limits and the rules of the API', () => {
       expect(sim.requests('modern').length - before).toBe(sent);
       expect((await client.callTool({ name: 'list_servers', arguments: {} })).isError).toBeFalsy();
       await client.close();
+      const metrics = await (await fetch(`${limited.url}/metrics`)).text();
+      expect(metrics).toContain('mcp_fleet_tool_calls_total{tool="detect_mcp_protocol",outcome="ok"} 2');
+      expect(metrics).toContain('mcp_fleet_tool_calls_total{tool="detect_mcp_protocol",outcome="rate_limited"} 2');
+      expect(metrics).toContain('mcp_fleet_tool_calls_total{tool="list_servers",outcome="ok"} 1');
     } finally {
       await limited.stop();
     }

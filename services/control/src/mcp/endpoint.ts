@@ -14,7 +14,7 @@ import type { Router } from '../http';
 import { routerCaller } from './caller';
 import { LegacySessions } from './legacy-sessions';
 import type { DetectionLimiter } from './rate-limit';
-import { monitorMcpServer, tokenPrincipal } from './server';
+import { monitorMcpServer, type ToolOutcome, tokenPrincipal } from './server';
 
 /** The API's own bound on a body (http.ts): an MCP request is no bigger than an API one. */
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -29,10 +29,11 @@ export function mcpEndpoint(opts: {
   auth: ApiAuth;
   limiter: DetectionLimiter;
   log: Logger;
+  onCall?: (tool: string, outcome: ToolOutcome) => void;
 }): McpEndpoint {
-  const { router, auth, limiter, log } = opts;
+  const { router, auth, limiter, log, onCall } = opts;
   const serverFor = (scope: Scope, principal: string) =>
-    monitorMcpServer({ caller: routerCaller(router, scope), limiter, principal });
+    monitorMcpServer({ caller: routerCaller(router, scope), limiter, principal, onCall });
   const modern = createMcpHandler(
     (ctx) => serverFor((ctx.authInfo?.scopes[0] ?? 'read') as Scope, ctx.authInfo?.clientId ?? 'unknown'),
     { legacy: 'reject', onerror: (err) => log.warn({ err: err.message }, 'MCP request failed') },
