@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CredentialsUnreadableError, isSealed } from '@mcp-fleet/auth';
+import { CredentialsUnreadableError, isSealed, useKeyring } from '@mcp-fleet/auth';
 import { createMemoryBus } from '@mcp-fleet/bus';
 import { SIM_BEARER_TOKEN, type Sim, startSim } from '@mcp-fleet/fleet-sim';
 import { createLogger } from '@mcp-fleet/log';
@@ -152,6 +152,23 @@ describe('creating and listing credentials', () => {
     expect(res.status).toBe(503);
     expect(res.text).not.toContain(SIM_BEARER_TOKEN);
     expect((await api('DELETE', `/api/credentials/${other.id}`)).status).toBe(204);
+  });
+
+  it('stores nothing without a key (503, saying what to set)', async () => {
+    useKeyring(null);
+    try {
+      const res = await api('POST', '/api/credentials', {
+        name: 'no-key',
+        origin: originOf(bearerUrl()),
+        headers: { Authorization: BEARER },
+      });
+      expect(res.status).toBe(503);
+      expect(res.body.error).toMatch(/MCP_FLEET_SECRET_KEY/);
+      expect(res.text).not.toContain(SIM_BEARER_TOKEN);
+    } finally {
+      useKeyring(store.keyring);
+    }
+    expect((await api('GET', '/api/credentials')).body.credentials).toHaveLength(1);
   });
 
   it('refuses a second credential with the same name (409)', async () => {
