@@ -2,10 +2,12 @@
 // /api/detect, /api/check and servers, and never sent to another origin. A real control (PGlite,
 // memory bus, read and admin tokens) in front of fleet-sim's `bearer` target, which answers 401
 // without its token (and echoes what it was sent), and `modern`, another origin on the same host.
+
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CredentialsUnreadableError, isSealed, useKeyring } from '@mcp-fleet/auth';
+import { CredentialsUnreadableError, isSealed, Keyring, parseSecretKey, sealedBy, useKeyring } from '@mcp-fleet/auth';
 import { createMemoryBus } from '@mcp-fleet/bus';
 import { SIM_BEARER_TOKEN, type Sim, startSim } from '@mcp-fleet/fleet-sim';
 import { createLogger } from '@mcp-fleet/log';
@@ -15,10 +17,11 @@ import {
   credentials,
   listActiveTests,
   openStore,
+  resealCredentials,
   type Store,
   servers,
 } from '@mcp-fleet/store';
-import { LOOPBACK_FLOOR, testKeyring } from '@mcp-fleet/testkit';
+import { LOOPBACK_FLOOR, TEST_SECRET_KEY, testKeyring } from '@mcp-fleet/testkit';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiAuth, type Control, parseFleet, startControl } from '../src';
@@ -365,5 +368,35 @@ describe('servers that use a credential', () => {
     // The retired server's history stays readable.
     const retired = await api('GET', `/api/servers/${serverId}`);
     expect(retired.body.server).toMatchObject({ credentialId: null });
+  });
+});
+
+describe('key rotation', () => {
+  it('re-seals credentials under the current key, so the previous one can go', async () => {
+    const old = store.keyring!;
+    const id = (
+      await createCredential(store.db, {
+        name: 'rotated',
+        origin: originOf(bearerUrl()),
+        headers: { Authorization: BEARER },
+      })
+    ).id;
+    const next = new Keyring(randomBytes(32), { previous: [parseSecretKey(TEST_SECRET_KEY, 'test key')] });
+    useKeyring(next);
+    try {
+      const report = await resealCredentials(store.db);
+      expect(report).toEqual({ resealed: ['rotated'], unreadable: [] });
+      const [row] = await store.db.select().from(credentials).where(eq(credentials.id, id));
+      expect(sealedBy(row!.headers.Authorization!)).toBe(next.id);
+      // The new key alone opens it now.
+      useKeyring(new Keyring(randomBytes(32)));
+      await expect(credentialHeadersFor(store.db, id, bearerUrl())).rejects.toBeInstanceOf(CredentialsUnreadableError);
+      useKeyring(next);
+      expect((await resealCredentials(store.db)).resealed).toEqual([]);
+      const { headers } = await credentialHeadersFor(store.db, id, bearerUrl());
+      expect(headers).toEqual({ Authorization: BEARER });
+    } finally {
+      useKeyring(old);
+    }
   });
 });

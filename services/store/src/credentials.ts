@@ -239,3 +239,46 @@ export async function serverCredential(
     .where(eq(servers.id, serverId));
   return { credentialId: row?.id ?? null, credentialName: row?.name ?? null };
 }
+
+/** What resealCredentials did. */
+export interface CredentialResealReport {
+  /** Credentials sealed again under the current key. */
+  resealed: string[];
+  /** Credentials no key at hand unseals (they stay as they are). */
+  unreadable: { id: string; name: string; reason: string }[];
+}
+
+/**
+ * Bring every credential under the current key, as sealStoredCredentials does for servers (for
+ * control to run at start, beside it): a value sealed under MCP_FLEET_SECRET_KEY_PREVIOUS is
+ * sealed again, so the previous key can be dropped. Without a key it throws SecretKeyError when
+ * any credential is stored.
+ */
+export async function resealCredentials(db: Db): Promise<CredentialResealReport> {
+  const keyring = currentKeyring();
+  return db.transaction(async (tx) => {
+    const rows = await tx.select().from(credentials).orderBy(asc(credentials.name)).for('update');
+    const report: CredentialResealReport = { resealed: [], unreadable: [] };
+    if (rows.length === 0) return report;
+    if (!keyring)
+      throw new SecretKeyError(
+        `${rows.length} named credential(s) are stored and ${SECRET_KEY_ENV} is not set: set it (${KEY_HINT}), the key they were sealed with`,
+      );
+    for (const row of rows) {
+      if (Object.values(row.headers).every((v) => keyring.isCurrent(v))) continue;
+      try {
+        const headers = Object.fromEntries(
+          Object.entries(row.headers).map(([name, sealed]) => {
+            const ctx = context(row.id, row.origin, name);
+            return [name, keyring.seal(keyring.unseal(sealed, ctx), ctx)];
+          }),
+        );
+        await tx.update(credentials).set({ headers }).where(eq(credentials.id, row.id));
+        report.resealed.push(row.name);
+      } catch (err) {
+        report.unreadable.push({ id: row.id, name: row.name, reason: (err as Error).message });
+      }
+    }
+    return report;
+  });
+}
