@@ -31,6 +31,7 @@ import {
   reviveServer,
   reviveTest,
   type Server,
+  setServerCredential,
   updateServer,
   updateTest,
 } from '@mcp-fleet/store';
@@ -104,7 +105,11 @@ async function write(tx: Db, fleet: FleetDefinition): Promise<ApplySummary> {
     active.delete(def.name);
     if (existing) {
       const what = changesOf(existing, def);
-      if (what.length) await updateServer(tx, existing.id, { ...fields(def), source: 'file' });
+      if (what.length) {
+        await updateServer(tx, existing.id, { ...fields(def), source: 'file' });
+        // The file's headers are now the server's: a named credential they came from no longer is.
+        if (what.some((w) => w.startsWith('headers'))) await setServerCredential(tx, existing.id, null);
+      }
       const tests = await listActiveTests(tx, existing.id);
       const wanted = new Set(def.tests.map(testKey));
       const byKey = new Map(def.tests.map((t) => [testKey(t), t]));

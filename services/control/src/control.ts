@@ -5,7 +5,14 @@ import type { Bus } from '@mcp-fleet/bus';
 import type { FleetDefinition } from '@mcp-fleet/config';
 import type { Logger } from '@mcp-fleet/log';
 import { describeRanges, PUBLIC_ONLY, TargetPolicy, type TargetPolicyRanges } from '@mcp-fleet/probe';
-import { type Db, recordDetection, recordRun, type Store, sealStoredCredentials } from '@mcp-fleet/store';
+import {
+  type Db,
+  recordDetection,
+  recordRun,
+  resealCredentials,
+  type Store,
+  sealStoredCredentials,
+} from '@mcp-fleet/store';
 import { createApi } from './api';
 import { serveApi } from './api-server';
 import { type ApplyOptions, type ApplySummary, applyFleet } from './apply';
@@ -218,6 +225,19 @@ async function sealCredentials(store: Store, log: Logger): Promise<void> {
     );
   for (const u of report.unreadable.filter((u) => u.retired))
     log.warn({ server: u.name, reason: u.reason }, 'a retired server keeps credentials no key at hand opens');
+  // Named credentials too (issue 18): one that no key opens is reported, not fatal — it is refused
+  // with that reason when used, and no server's probes depend on it (servers keep their own copy).
+  const named = await resealCredentials(store.db);
+  if (named.resealed.length)
+    log.info(
+      { credentials: named.resealed.length, keyId: store.keyring?.id },
+      'named credentials sealed under the current key',
+    );
+  for (const u of named.unreadable)
+    log.warn(
+      { credential: u.name, reason: u.reason },
+      'a named credential no key at hand opens: delete it or set the key it was sealed with',
+    );
   const active = report.unreadable.filter((u) => !u.retired);
   if (active.length)
     throw new CredentialsUnreadableError(

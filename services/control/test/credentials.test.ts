@@ -354,6 +354,16 @@ describe('servers that use a credential', () => {
     expect(again.status, again.text).toBe(200);
     expect(again.body.server).toMatchObject({ credentialId });
     expect((await listActiveTests(store.db, serverId))[0]?.headers.Authorization).toBe(BEARER);
+    // A fleet file that names the server with headers of its own takes them over: the link goes.
+    const applied = await control.apply(
+      parseFleet(
+        `regions: [eu-west]\npolicy: { allow: ["127.0.0.0/8"] }\nservers:\n  - name: guarded\n    url: ${bearerUrl()}\n    headers: { Authorization: "Bearer from-the-file" }\n    tests: [{ revision: "2026-07-28" }]\n`,
+        'apply test',
+      ),
+    );
+    expect(applied.updated).toEqual(['guarded']);
+    expect((await api('GET', `/api/servers/${serverId}`)).body.server).toMatchObject({ credentialId: null });
+    expect((await api('PATCH', `/api/servers/${serverId}`, { credentialId })).status).toBe(200);
     // A PATCH moving the URL to another origin while naming it is refused: nothing changes.
     const moved = await api('PATCH', `/api/servers/${serverId}`, { url: modernUrl(), credentialId });
     expect(moved.status).toBe(400);
