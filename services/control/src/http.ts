@@ -128,7 +128,12 @@ export class Router {
         body,
         bodyKind: body === undefined ? undefined : 'json',
       });
-      return { status: reply.status ?? 200, json: reply.json ?? null };
+      // As the wire would carry it (dates as ISO strings, no undefined): in process or over HTTP,
+      // a caller reads the same JSON.
+      return {
+        status: reply.status ?? 200,
+        json: reply.json === undefined ? null : JSON.parse(JSON.stringify(reply.json)),
+      };
     } catch (err) {
       if (err instanceof HttpError) return { status: err.status, json: { error: err.message } };
       if (err instanceof z.ZodError) return { status: 400, json: { error: zodMessage(err) } };

@@ -242,6 +242,10 @@ describe('each tool against fleet-sim', () => {
   it('list_servers filters; get_server reads one by name or id', async () => {
     const all = await call('list_servers', {});
     expect(all.structuredContent!.total).toBe(2);
+    const page = await call('list_servers', { limit: 1, offset: 1 });
+    expect(page.structuredContent).toMatchObject({ total: 2, offset: 1 });
+    expect((page.structuredContent!.servers as { name: string }[]).map((s) => s.name)).toEqual(['orders']);
+    expect((await call('list_servers', { limit: 0 })).isError).toBe(true);
     const found = await call('list_servers', { filter: { search: 'ORD' } });
     expect((found.structuredContent!.servers as { name: string }[]).map((s) => s.name)).toEqual(['orders']);
     const byName = await call('get_server', { name: 'orders' });

@@ -73,6 +73,13 @@ export async function httpCaller(opts: HttpCallerOptions): Promise<ApiCaller> {
     }
     return unwrap<T>({ status: res.status, json });
   };
-  const { scope } = await call<{ scope: Scope }>('GET', '/api/whoami');
+  // Trust boundary: whatever answers at that URL. Only control's own answer names a scope.
+  const who = await call<{ scope?: unknown } | null>('GET', '/api/whoami');
+  const scope = who?.scope;
+  if (scope !== 'read' && scope !== 'admin')
+    throw new ApiCallError(
+      502,
+      `${base.origin} did not answer /api/whoami as control does (no scope): is it control's API?`,
+    );
   return { scope, call };
 }

@@ -201,13 +201,17 @@ const list_servers: MonitorTool = {
   name: 'list_servers',
   title: 'List servers',
   description:
-    'Every live server: its revision and state per region, its tests and how they stand. Filter by name or URL, revision, era, region or health.',
+    'Live servers, by name: revision and state per region, tests and how they stand. Filter by name or URL, revision, era, region or health; a page at a time (total says how many match).',
   needs: 'read',
   limited: false,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  inputSchema: z.object({ filter: serverFilter.optional() }),
-  outputSchema: z.object({ servers: z.array(serverItem), total: z.number() }),
-  run: async (caller, args: { filter?: z.output<typeof serverFilter> }) => {
+  inputSchema: z.object({
+    filter: serverFilter.optional(),
+    limit: z.number().int().min(1).max(500).default(50).describe('At most this many (an agent’s context is finite)'),
+    offset: z.number().int().min(0).default(0),
+  }),
+  outputSchema: z.object({ servers: z.array(serverItem), total: z.number(), offset: z.number() }),
+  run: async (caller, args: { filter?: z.output<typeof serverFilter>; limit: number; offset: number }) => {
     const f = args.filter ?? {};
     const all = await listServers(caller);
     const servers = all.filter((s) => {
@@ -222,7 +226,11 @@ const list_servers: MonitorTool = {
         (!f.health || health === f.health)
       );
     });
-    return { servers, total: servers.length };
+    return {
+      servers: servers.slice(args.offset, args.offset + args.limit),
+      total: servers.length,
+      offset: args.offset,
+    };
   },
 };
 
@@ -270,9 +278,13 @@ const list_era_moves: MonitorTool = {
       .describe('era: the era changed; downgrade / upgrade: to an older / newer revision'),
     server: z.string().max(64).optional().describe('A server id'),
     view: z.enum(['confirmed', 'raw']).default('confirmed').describe('confirmed: as judged across runs and regions'),
+    limit: z.number().int().min(1).max(500).default(50),
   }),
   outputSchema: z.object({ moves: z.array(z.looseObject({ toRevision: z.string().nullable() })) }),
-  run: async (caller, args: { range: string; region?: string; kind: string; server?: string; view: string }) => {
+  run: async (
+    caller,
+    args: { range: string; region?: string; kind: string; server?: string; view: string; limit: number },
+  ) => {
     const q = new URLSearchParams({ range: args.range, view: args.view, limit: '500' });
     if (args.region) q.set('region', args.region);
     if (args.server) q.set('server', args.server);
@@ -284,7 +296,7 @@ const list_era_moves: MonitorTool = {
         (args.kind === 'downgrade' && m.downgrade) ||
         (args.kind === 'upgrade' && !m.downgrade && m.fromRevision !== null && m.toRevision !== null),
     );
-    return { moves: kept };
+    return { moves: kept.slice(0, args.limit) };
   },
 };
 
