@@ -9,12 +9,14 @@ import { type Db, recordDetection, recordRun, type Store, sealStoredCredentials 
 import { createApi } from './api';
 import { serveApi } from './api-server';
 import { type ApplyOptions, type ApplySummary, applyFleet } from './apply';
-import { API_AUTH_HOW, ApiAuth, assertSafeBind } from './auth';
+import { API_AUTH_HOW, ApiAuth, assertSafeBind, MCP_PATH } from './auth';
 import { tellFleetChange } from './events';
 import { FleetInForce } from './fleet-in-force';
 import { recordHeartbeats } from './heartbeats';
 import type { RouteInfo } from './http';
 import { startIngest } from './ingest';
+import { mcpEndpoint } from './mcp/endpoint';
+import { DetectionLimiter, type DetectionLimits } from './mcp/rate-limit';
 import { controlMetricsSources, createControlMetrics } from './metrics';
 import { startPruning } from './pruning';
 import { Schedule } from './schedule';
@@ -42,6 +44,8 @@ export interface ControlOptions {
   allowUnauthenticated?: boolean;
   /** Host names served with auth off besides loopback names and IP literals (MCP_FLEET_ALLOWED_HOSTS). */
   allowedHosts?: readonly string[];
+  /** How often each caller may use the MCP detection tools (detect_mcp_protocol, run_check). */
+  mcpDetectionLimits?: Partial<DetectionLimits>;
   tickMs?: number;
   ingestConcurrency?: number;
   retentionDays?: number;
@@ -113,6 +117,9 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
     metricsText: async () => ({ text: await metrics.registry.metrics(), contentType: metrics.registry.contentType }),
     ready: () => !stopping,
   });
+  // The monitor's own MCP server at /mcp, calling these same routes (mcp/endpoint.ts).
+  const mcp = mcpEndpoint({ router, auth, limiter: new DetectionLimiter(opts.mcpDetectionLimits), log });
+  router.mount(MCP_PATH, mcp.handle);
   const api = await serveApi({
     router,
     auth,
@@ -151,6 +158,7 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
       await heartbeats.stop();
       await ingest.stop();
       await api.close();
+      await mcp.close();
     },
   };
 }
