@@ -81,7 +81,15 @@ describe.each([
     ['read', READ],
   ])('with a %s token: every check passes or skips, none fails (MUST or SHOULD)', async (_scope, token) => {
     const target = `${control.url}/mcp`;
-    const r = await run('check', target, '--protocol', protocol, '--header', `Authorization: Bearer ${token}`, '--json');
+    const r = await run(
+      'check',
+      target,
+      '--protocol',
+      protocol,
+      '--header',
+      `Authorization: Bearer ${token}`,
+      '--json',
+    );
     const json = JSON.parse(r.stdout) as {
       protocol: { requested: string; negotiated: string | null; era: string | null };
       pass: boolean;
@@ -115,7 +123,9 @@ describe('mcp-fleet check <control>/mcp --cross-era', () => {
       '--json',
     );
     const json = JSON.parse(r.stdout) as { crossEra: { pass: boolean; checks: Check[] } };
-    const failed = json.crossEra.checks.filter((c) => c.status === 'fail').map((c) => `${c.level} ${c.id}: ${c.message}`);
+    const failed = json.crossEra.checks
+      .filter((c) => c.status === 'fail')
+      .map((c) => `${c.level} ${c.id}: ${c.message}`);
     expect(failed).toEqual([]);
     expect(json.crossEra.pass).toBe(true);
   });

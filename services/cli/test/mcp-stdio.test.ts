@@ -25,6 +25,7 @@ const BIN = fileURLToPath(new URL('../bin/mcp-fleet.js', import.meta.url));
 const ADMIN = 'admin-token-for-the-mcp-stdio-test-0123456789';
 const READ = 'read-token-for-the-mcp-stdio-test-0123456789ab';
 const READ_ONLY_TOOLS = ['get_fleet_summary', 'get_server', 'list_era_moves', 'list_servers'];
+const WRITES = ['create_api_test', 'update_api_test', 'delete_api_test'];
 const ALL_TOOLS = [
   ...READ_ONLY_TOOLS,
   'create_api_test',
@@ -80,11 +81,11 @@ function env(extra: Record<string, string>): Record<string, string> {
   return { ...getDefaultEnvironment(), LOG_LEVEL: 'info', MCP_FLEET_API_URL: control.url, ...extra };
 }
 
-type Era = 'v2 2026-07-28' | 'v2 2025-11-25' | 'v1.32';
+type Era = 'v2 2026-07-28' | 'v2 2025-11-25' | 'v2 auto' | 'v1.32';
 
 interface Session {
   listTools(): Promise<{
-    tools: { name: string; outputSchema?: unknown; annotations?: { readOnlyHint?: boolean } }[];
+    tools: { name: string; outputSchema?: unknown; annotations?: Record<string, unknown> }[];
   }>;
   callTool(p: { name: string; arguments?: Record<string, unknown> }): Promise<{
     structuredContent?: unknown;
@@ -127,10 +128,13 @@ async function connect(era: Era, token: string): Promise<Session> {
   }
   const transport = new StdioClientTransport(params);
   transport.stderr?.on('data', (d) => (stderr += d));
+  // Pinned to the modern era; held to 2025-11-25 (initialize); or auto, which probes on a sibling process first.
   const client =
     era === 'v2 2026-07-28'
       ? new Client(info, { versionNegotiation: { mode: { pin: '2026-07-28' } } })
-      : new Client(info, { supportedProtocolVersions: ['2025-11-25'] });
+      : era === 'v2 auto'
+        ? new Client(info, { versionNegotiation: { mode: 'auto' } })
+        : new Client(info, { supportedProtocolVersions: ['2025-11-25'] });
   client.onerror = (err) => errors.push(err);
   await client.connect(transport);
   return {
@@ -143,46 +147,54 @@ async function connect(era: Era, token: string): Promise<Session> {
   };
 }
 
-describe.each<Era>(['v2 2026-07-28', 'v2 2025-11-25', 'v1.32'])('mcp-fleet mcp over stdio (%s client)', (era) => {
-  it('lists all nine tools to an admin token, each with an output schema and annotations, and answers with structured content', async () => {
-    const session = await connect(era, ADMIN);
-    try {
-      if (era !== 'v1.32') expect(session.protocol()).toBe(era.slice(3));
-      const { tools } = await session.listTools();
-      expect(tools.map((t) => t.name).sort()).toEqual(ALL_TOOLS);
-      for (const tool of tools) {
-        expect(tool.outputSchema, tool.name).toBeDefined();
-        expect(tool.annotations, tool.name).toBeDefined();
-        expect(tool.annotations?.readOnlyHint ?? false, tool.name).toBe(READ_ONLY_TOOLS.includes(tool.name));
+describe.each<Era>(['v2 2026-07-28', 'v2 2025-11-25', 'v2 auto', 'v1.32'])(
+  'mcp-fleet mcp over stdio (%s client)',
+  (era) => {
+    it('lists all nine tools to an admin token, each with an output schema and annotations, and answers with structured content', async () => {
+      const session = await connect(era, ADMIN);
+      try {
+        if (era !== 'v1.32') expect(session.protocol()).toBe(era === 'v2 auto' ? '2026-07-28' : era.slice(3));
+        const { tools } = await session.listTools();
+        expect(tools.map((t) => t.name).sort()).toEqual(ALL_TOOLS);
+        for (const tool of tools) {
+          expect(tool.outputSchema, tool.name).toBeDefined();
+          expect(tool.annotations, tool.name).toBeDefined();
+          for (const hint of ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const)
+            expect(typeof tool.annotations?.[hint], `${tool.name} ${hint}`).toBe('boolean');
+          // The fleet's writes are not read-only; what a read token sees sends no traffic anywhere.
+          if (WRITES.includes(tool.name)) expect(tool.annotations?.readOnlyHint, tool.name).toBe(false);
+          if (READ_ONLY_TOOLS.includes(tool.name))
+            expect(tool.annotations, tool.name).toMatchObject({ readOnlyHint: true, openWorldHint: false });
+        }
+        const servers = await session.callTool({ name: 'list_servers', arguments: {} });
+        expect(servers.isError ?? false).toBe(false);
+        expect(servers.structuredContent).toBeTypeOf('object');
+        const names = JSON.stringify(servers.structuredContent);
+        expect(names).toContain('"modern"');
+        expect(names).toContain('"sessions"');
+        const summary = await session.callTool({ name: 'get_fleet_summary', arguments: {} });
+        expect(summary.isError ?? false).toBe(false);
+        expect(summary.structuredContent).toBeTypeOf('object');
+        expect(session.errors).toEqual([]);
+      } finally {
+        await session.close();
       }
-      const servers = await session.callTool({ name: 'list_servers', arguments: {} });
-      expect(servers.isError ?? false).toBe(false);
-      expect(servers.structuredContent).toBeTypeOf('object');
-      const names = JSON.stringify(servers.structuredContent);
-      expect(names).toContain('"modern"');
-      expect(names).toContain('"sessions"');
-      const summary = await session.callTool({ name: 'get_fleet_summary', arguments: {} });
-      expect(summary.isError ?? false).toBe(false);
-      expect(summary.structuredContent).toBeTypeOf('object');
-      expect(session.errors).toEqual([]);
-    } finally {
-      await session.close();
-    }
-  });
+    });
 
-  it('lists only the read-only tools to a read token', async () => {
-    const session = await connect(era, READ);
-    try {
-      const { tools } = await session.listTools();
-      expect(tools.map((t) => t.name).sort()).toEqual(READ_ONLY_TOOLS);
-      expect(session.errors).toEqual([]);
-    } finally {
-      await session.close();
-    }
-    // Logs went to stderr (the client read stdout as JSON-RPC and found nothing else there).
-    expect(session.stderr()).toContain('serving the monitor over stdio');
-  });
-});
+    it('lists only the read-only tools to a read token', async () => {
+      const session = await connect(era, READ);
+      try {
+        const { tools } = await session.listTools();
+        expect(tools.map((t) => t.name).sort()).toEqual(READ_ONLY_TOOLS);
+        expect(session.errors).toEqual([]);
+      } finally {
+        await session.close();
+      }
+      // Logs went to stderr (the client read stdout as JSON-RPC and found nothing else there).
+      expect(session.stderr()).toContain('serving the monitor over stdio');
+    });
+  },
+);
 
 /** Runs `mcp-fleet mcp` with stdin closed, as a start that must fail does. */
 function runMcp(
@@ -193,7 +205,7 @@ function runMcp(
     const child = execFile(
       process.execPath,
       [BIN, 'mcp', ...args],
-      { env: env(extraEnv), timeout: 60_000 },
+      { env: env(extraEnv) as NodeJS.ProcessEnv, timeout: 60_000 },
       (err, stdout, stderr) => {
         const code = err ? ((err as { code?: number }).code ?? 1) : 0;
         resolve({ code: typeof code === 'number' ? code : 1, stdout, stderr });
@@ -203,10 +215,30 @@ function runMcp(
   });
 }
 
+describe('mcp-fleet mcp: the detection tools', () => {
+  it('are bounded per token on the pipe too: an agent in a loop is refused, told when to try again', async () => {
+    const session = await connect('v2 2026-07-28', ADMIN);
+    try {
+      const mcpUrl = sim.target('modern').url;
+      const answers = [];
+      for (let i = 0; i < 6; i += 1)
+        answers.push(await session.callTool({ name: 'detect_mcp_protocol', arguments: { mcpUrl } }));
+      // The burst (5) is admitted: control detected the server, with a structured answer.
+      expect(answers[0]?.isError ?? false).toBe(false);
+      expect(answers[0]?.structuredContent).toMatchObject({ outcome: 'DETECTED' });
+      const refused = answers.filter((a) => a.isError);
+      expect(refused).toHaveLength(1);
+      expect(JSON.stringify(refused[0]?.content)).toMatch(/rate limited: detect_mcp_protocol .*try again in \d+ s/);
+    } finally {
+      await session.close();
+    }
+  });
+});
+
 describe('mcp-fleet mcp: nothing but JSON-RPC on stdout', () => {
   it('answers a raw 2025 conversation line by line, and exits 0 when stdin closes', async () => {
     const child = spawn(process.execPath, [BIN, 'mcp'], {
-      env: env({ MCP_FLEET_API_TOKEN: ADMIN }),
+      env: env({ MCP_FLEET_API_TOKEN: ADMIN }) as NodeJS.ProcessEnv,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';

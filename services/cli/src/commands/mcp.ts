@@ -7,10 +7,28 @@
 // problem at start (a bad setting, a control that cannot be reached, a refused token) is one line
 // on stderr and exit code 2, before anything is served.
 import { checkToken } from '@mcp-fleet/auth/api-tokens';
-import { ConfigError, LOG, log, parseEnv, raw, roleEnv, secret, secretFromEnv, text, variable } from '@mcp-fleet/config';
-import { type ApiCaller, ApiCallError, httpCaller, monitorMcpServer } from '@mcp-fleet/control';
+import {
+  ConfigError,
+  LOG,
+  log,
+  parseEnv,
+  raw,
+  roleEnv,
+  secret,
+  secretFromEnv,
+  text,
+  variable,
+} from '@mcp-fleet/config';
+import {
+  ApiCallError,
+  type ApiCaller,
+  DetectionLimiter,
+  httpCaller,
+  monitorMcpServer,
+  tokenPrincipal,
+} from '@mcp-fleet/control';
 import { configureLogs, createLogger, prettyStream } from '@mcp-fleet/log';
-import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { parse, positiveInt } from '../args';
 import { EXIT, UsageError } from '../usage';
 
@@ -40,7 +58,10 @@ export async function mcpCommand(args: string[]): Promise<number> {
   if (positionals.length) throw new UsageError(`unexpected argument: ${positionals[0]}`);
   const settings = parseEnv(mcpEnv, process.env);
   configureLogs(settings.log);
-  const url = apiUrl(values['api-url'] ?? settings.apiUrl ?? DEFAULT_API_URL, values['api-url'] ? '--api-url' : 'MCP_FLEET_API_URL');
+  const url = apiUrl(
+    values['api-url'] ?? settings.apiUrl ?? DEFAULT_API_URL,
+    values['api-url'] ? '--api-url' : 'MCP_FLEET_API_URL',
+  );
   // --token-file wins over the environment; read as MCP_FLEET_API_TOKEN_FILE is (bounded, never echoed).
   const tokenFile = values['token-file'];
   const token = tokenFile
@@ -67,10 +88,13 @@ export async function mcpCommand(args: string[]): Promise<number> {
   }
   logger.info({ api: url.origin, scope: caller.scope }, `serving the monitor over stdio, calling ${url.origin}`);
 
-  const principal = `stdio (${caller.scope} token)`;
+  // The detection tools make control send traffic: bounded here as at /mcp (per token), so that an
+  // agent in a loop on this pipe cannot turn the monitor into a load generator either.
+  const limiter = new DetectionLimiter();
+  const principal = token ? tokenPrincipal(token) : 'local';
   const wire = new StdioServerTransport();
   // Both eras: a 2026-07-28 client opens with server/discover, a 2025 one with initialize.
-  const handle = serveStdio(() => monitorMcpServer({ caller, principal }), {
+  const handle = serveStdio(() => monitorMcpServer({ caller, limiter, principal }), {
     legacy: 'serve',
     transport: wire,
     onerror: (err) => logger.warn({ err: err.message }, 'MCP connection error'),
@@ -121,7 +145,8 @@ function fileToken(path: string): string | undefined {
   try {
     return secretFromEnv('MCP_FLEET_API_TOKEN', { MCP_FLEET_API_TOKEN_FILE: path });
   } catch (err) {
-    if (err instanceof ConfigError) throw new ConfigError(err.message.replace('MCP_FLEET_API_TOKEN_FILE', '--token-file'));
+    if (err instanceof ConfigError)
+      throw new ConfigError(err.message.replace('MCP_FLEET_API_TOKEN_FILE', '--token-file'));
     throw err;
   }
 }
