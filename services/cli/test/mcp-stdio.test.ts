@@ -282,6 +282,27 @@ describe('mcp-fleet mcp: nothing but JSON-RPC on stdout', () => {
   });
 });
 
+describe('mcp-fleet mcp: its arguments', () => {
+  it('--help prints its usage on stdout (nothing is served) and exits 0', async () => {
+    const r = await runMcp({}, '--help');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^Usage:\n {2}mcp-fleet mcp \[--api-url url\] \[--token-file file\]/);
+    expect(r.stderr).toBe('');
+  });
+
+  it.each([
+    [['extra'], 'unexpected argument: extra'],
+    [['--api-url', 'ftp://127.0.0.1/'], '--api-url must be http:// or https://, not ftp:'],
+    [['--api-url', 'not a url'], '--api-url is not a URL: "not a url"'],
+    [['--timeout', '0'], '--timeout takes a whole number from 1 to 600000, got 0'],
+  ])('%j is a usage error, exit 2', async (args, message) => {
+    const r = await runMcp({ MCP_FLEET_API_TOKEN: ADMIN }, ...args);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(`mcp-fleet mcp: ${message}\nsee mcp-fleet mcp --help\n`);
+  });
+});
+
 describe('mcp-fleet mcp: a start that cannot work is one line on stderr and exit 2', () => {
   it('control down', async () => {
     const port = await freePort();
