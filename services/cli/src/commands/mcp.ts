@@ -28,7 +28,7 @@ import {
   tokenPrincipal,
 } from '@mcp-fleet/control';
 import { configureLogs, createLogger, prettyStream } from '@mcp-fleet/log';
-import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { parse, positiveInt } from '../args';
 import { EXIT, UsageError } from '../usage';
 
@@ -92,16 +92,14 @@ export async function mcpCommand(args: string[]): Promise<number> {
   // agent in a loop on this pipe cannot turn the monitor into a load generator either.
   const limiter = new DetectionLimiter();
   const principal = token ? tokenPrincipal(token) : 'local';
-  const wire = new StdioServerTransport();
   // Both eras: a 2026-07-28 client opens with server/discover, a 2025 one with initialize.
   const handle = serveStdio(() => monitorMcpServer({ caller, limiter, principal }), {
     legacy: 'serve',
-    transport: wire,
     onerror: (err) => logger.warn({ err: err.message }, 'MCP connection error'),
   });
   await untilClosed();
   await handle.close();
-  logger.info('stdin closed: stopping');
+  logger.info('the client closed stdin (or a signal came): stopped');
   return EXIT.ok;
 }
 
