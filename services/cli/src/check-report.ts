@@ -1,6 +1,6 @@
 // A conformance run as `mcp-fleet check` prints it: the terminal's header and table (failures
-// first), and the `--json` object of issue 15's contract. Pure: the command and the tests call them
-// with a run, real or hand-built.
+// first), and the `--json` object of issue 15's contract (probe's checkJson). Pure: the command and
+// the tests call them with a run, real or hand-built.
 import {
   CAUSES,
   type CheckResult,
@@ -121,30 +121,5 @@ export function formatCheckRun(run: ConformanceRun): string {
   return `${columns(head)}\n\n${table.join('\n')}\n`;
 }
 
-/**
- * `--json`: issue 15's object (target, protocol, pass, checks with id, level, status, message and
- * evidence when there is some), plus outcome, message, requests and millis, so a run that could not
- * connect says why. A check's millis and requests stay out: the contract lists its keys.
- */
-export function checkJson(run: ConformanceRun) {
-  return {
-    target: run.target,
-    protocol: {
-      requested: run.protocol.requested,
-      negotiated: run.protocol.negotiated,
-      era: run.protocol.era,
-    },
-    pass: run.pass,
-    outcome: run.outcome,
-    message: run.message,
-    requests: run.requests,
-    millis: run.millis,
-    checks: run.checks.map((c) => ({
-      id: c.id,
-      level: c.level,
-      status: c.status,
-      message: c.message,
-      ...(c.evidence ? { evidence: c.evidence } : {}),
-    })),
-  };
-}
+/** `--json`: issue 15's object, shaped in probe (control's POST /api/check answers the same). */
+export { checkJson } from '@mcp-fleet/probe';

@@ -21,6 +21,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   apply: async () => (await import('./commands/apply')).applyCommand,
   validate: async () => (await import('./commands/validate')).validateCommand,
   secrets: async () => (await import('./commands/secrets')).secretsCommand,
+  credentials: async () => (await import('./commands/credentials')).credentialsCommand,
   mcp: async () => (await import('./commands/mcp')).mcpCommand,
 };
 

@@ -87,6 +87,11 @@ export const VERB_USAGE: Record<string, string> = {
                                        start: exit 2`,
   secrets: `mcp-fleet secrets init --dir <dir> [--region <name>]... [--owner [<role>=]<uid>[:<gid>]]
                                        generate what a compose stack needs where missing (0600)`,
+  credentials: `mcp-fleet credentials add <name> --url <url> | --origin <origin> --header 'Name: value'...
+                  | list | rm <id>   [--api url] [--json]
+                                       control's named credentials (MCP_FLEET_API_URL,
+                                       MCP_FLEET_API_TOKEN): stored sealed, sent to their origin
+                                       only, used by id (credentialId); values are never shown`,
 };
 
 const EXIT_CODES = `Exit codes:

@@ -314,6 +314,18 @@ export function probeFloor(e: Out<typeof PROBE_FLOOR>): FloorSettings {
 
 // ── Retention ───────────────────────────────────────────────────────────────────────────────────
 
+/** How often each caller may use the MCP detection tools at /mcp (control's mcp/rate-limit.ts). */
+export const MCP_LIMITS = {
+  MCP_FLEET_MCP_DETECTIONS_PER_MINUTE: variable(wholeNumber('MCP_FLEET_MCP_DETECTIONS_PER_MINUTE', 1, 10_000), {
+    description: "calls a minute each caller may make to /mcp's detect_mcp_protocol and run_check",
+    default: '10',
+  }),
+  MCP_FLEET_MCP_DETECTIONS_BURST: variable(wholeNumber('MCP_FLEET_MCP_DETECTIONS_BURST', 1, 10_000), {
+    description: 'how many of those calls are admitted at once',
+    default: '5',
+  }),
+};
+
 export const RETENTION = {
   MCP_FLEET_RUN_RETENTION_DAYS: variable(wholeNumber('MCP_FLEET_RUN_RETENTION_DAYS', 30, 3650), {
     description: 'how long raw runs and detections are kept, in days (see **Retention**)',

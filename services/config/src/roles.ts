@@ -19,6 +19,7 @@ import {
   LOG,
   type LogSettings,
   log,
+  MCP_LIMITS,
   METRICS_TOKEN,
   NATS,
   type NatsSettings,
@@ -103,10 +104,19 @@ export interface ControlSettings {
   exposure: ExposureSettings;
   probeFloor: FloorSettings;
   retentionDays: number;
+  /** MCP_FLEET_MCP_DETECTIONS_PER_MINUTE and _BURST. */
+  mcpDetectionLimits: { perMinute: number; burst: number };
   database: DatabaseSettings;
   secretKey: SecretKeySettings;
   nats: NatsSettings;
   log: LogSettings;
+}
+
+function mcpDetectionLimits(e: {
+  MCP_FLEET_MCP_DETECTIONS_PER_MINUTE: number;
+  MCP_FLEET_MCP_DETECTIONS_BURST: number;
+}): { perMinute: number; burst: number } {
+  return { perMinute: e.MCP_FLEET_MCP_DETECTIONS_PER_MINUTE, burst: e.MCP_FLEET_MCP_DETECTIONS_BURST };
 }
 
 export const controlEnv = roleEnv(
@@ -130,6 +140,7 @@ export const controlEnv = roleEnv(
     ...EXPOSURE,
     ...PROBE_FLOOR,
     ...RETENTION,
+    ...MCP_LIMITS,
     ...DATABASE,
     ...SECRET_KEY,
     ...NATS,
@@ -142,6 +153,7 @@ export const controlEnv = roleEnv(
     exposure: exposure(e, ctx),
     probeFloor: probeFloor(e),
     retentionDays: e.MCP_FLEET_RUN_RETENTION_DAYS,
+    mcpDetectionLimits: mcpDetectionLimits(e),
     database: database(e),
     secretKey: secretKey(e),
     nats: nats(e),
@@ -276,6 +288,7 @@ export interface UpSettings {
   exposure: ExposureSettings;
   probeFloor: FloorSettings;
   retentionDays: number;
+  mcpDetectionLimits: { perMinute: number; burst: number };
   traceUrl: string | undefined;
   database: DatabaseSettings;
   secretKey: SecretKeySettings;
@@ -303,6 +316,7 @@ export const upEnv = roleEnv(
     ...EXPOSURE,
     ...PROBE_FLOOR,
     ...RETENTION,
+    ...MCP_LIMITS,
     ...TRACE_URL,
     ...DATABASE,
     ...SECRET_KEY,
@@ -323,6 +337,7 @@ export const upEnv = roleEnv(
       exposure: exposure(e, ctx),
       probeFloor: probeFloor(e),
       retentionDays: e.MCP_FLEET_RUN_RETENTION_DAYS,
+      mcpDetectionLimits: mcpDetectionLimits(e),
       traceUrl: e.MCP_FLEET_TRACE_URL,
       database: database(e),
       secretKey: secretKey(e),

@@ -2,8 +2,10 @@
 // are 400 with a message, unknown ids 404, changes to a retired server 409 (it stays readable);
 // a pinned test is run once before it is saved. Each resource's routes are in api/; here they are
 // put together with the process's own: /metrics and the health checks.
+import { checkRoutes } from './api/check';
 import { conformanceRoutes } from './api/conformance';
 import type { ApiContext } from './api/context';
+import { credentialRoutes } from './api/credentials';
 import { detectRoutes } from './api/detect';
 import { fleetRoutes } from './api/fleet';
 import { OwnProbes } from './api/own-probes';
@@ -25,6 +27,8 @@ export function createApi(ctx: ApiContext): Router {
   surfaceRoutes(router, ctx);
   regionRoutes(router, ctx);
   detectRoutes(router, ctx, probes);
+  checkRoutes(router, ctx, probes);
+  credentialRoutes(router, ctx);
   router
     .on('GET', '/metrics', async () => {
       const m = await ctx.metricsText();

@@ -17,6 +17,7 @@ import type { RouteInfo } from './http';
 import { startIngest } from './ingest';
 import { mcpEndpoint } from './mcp/endpoint';
 import { DetectionLimiter, type DetectionLimits } from './mcp/rate-limit';
+import { MONITOR_TOOLS } from './mcp/tools';
 import { controlMetricsSources, createControlMetrics } from './metrics';
 import { startPruning } from './pruning';
 import { Schedule } from './schedule';
@@ -117,8 +118,18 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
     metricsText: async () => ({ text: await metrics.registry.metrics(), contentType: metrics.registry.contentType }),
     ready: () => !stopping,
   });
-  // The monitor's own MCP server at /mcp, calling these same routes (mcp/endpoint.ts).
-  const mcp = mcpEndpoint({ router, auth, limiter: new DetectionLimiter(opts.mcpDetectionLimits), log });
+  // The monitor's own MCP server at /mcp, calling these same routes (mcp/endpoint.ts). Its call
+  // counter starts with every series at 0, so rate() and absent() read it before the first call.
+  for (const tool of MONITOR_TOOLS)
+    for (const outcome of tool.limited ? ['ok', 'error', 'rate_limited'] : ['ok', 'error'])
+      metrics.mcpToolCalls.labels({ tool: tool.name, outcome });
+  const mcp = mcpEndpoint({
+    router,
+    auth,
+    limiter: new DetectionLimiter(opts.mcpDetectionLimits),
+    log,
+    onCall: (tool, outcome) => metrics.mcpToolCalls.inc({ tool, outcome }),
+  });
   router.mount(MCP_PATH, mcp.handle);
   const api = await serveApi({
     router,

@@ -89,12 +89,14 @@ export class Router {
     return this;
   }
 
-  /** Every route with what it needs (the auth tests walk this table); a mount is listed as POST. */
+  /** Every JSON route with what it needs (the auth and fuzz tests walk this table). */
   routes(): RouteInfo[] {
-    return [
-      ...this.#routes.map(({ method, pattern, access }) => ({ method, pattern, access })),
-      ...[...this.#mounts].map(([pattern, m]) => ({ method: 'POST', pattern, access: m.access })),
-    ];
+    return this.#routes.map(({ method, pattern, access }) => ({ method, pattern, access }));
+  }
+
+  /** The mounted paths with what each needs (their own tests: /mcp's in mcp.test.ts). */
+  mounts(): { path: string; access: Access }[] {
+    return [...this.#mounts].map(([path, m]) => ({ path, access: m.access }));
   }
 
   /**

@@ -18,7 +18,13 @@ export type { RouteInfo } from './http';
 export { ApiCallError, type ApiCaller, httpCaller, routerCaller } from './mcp/caller';
 export { DEFAULT_DETECTION_LIMITS, DetectionLimiter, type DetectionLimits } from './mcp/rate-limit';
 export { FLEET_SUMMARY_URI, SERVER_URI_TEMPLATE } from './mcp/resources';
-export { MONITOR_VERSION, type MonitorMcpOptions, monitorMcpServer, tokenPrincipal } from './mcp/server';
+export {
+  MONITOR_VERSION,
+  type MonitorMcpOptions,
+  monitorMcpServer,
+  type ToolOutcome,
+  tokenPrincipal,
+} from './mcp/server';
 export { MONITOR_TOOLS } from './mcp/tools';
 export { freshnessMs, type ScheduleEntry, Scheduler, STALE_GRACE_MS, staleAt } from './scheduler';
 export { detectionJobId, handshakeJobId, offsetFor, slotStart } from './slots';

@@ -119,6 +119,13 @@ export function createControlMetrics(sources: ControlMetricsSources) {
     labelNames: ['severity', 'kind', 'region'] as const,
     registers: [registry],
   });
+  // The monitor's own MCP tools (mcp/server.ts): nine tool names, three outcomes.
+  const mcpToolCalls = new Counter({
+    name: 'mcp_fleet_tool_calls_total',
+    help: "Calls to the monitor's own MCP tools, by tool and outcome (ok, error: the API refused it, rate_limited).",
+    labelNames: ['tool', 'outcome'] as const,
+    registers: [registry],
+  });
   // A counter (it only grows, and rate() must read it as one); the bus keeps the count, so each
   // scrape adds what was terminated since the last.
   let poisonCounted = 0;
@@ -274,7 +281,7 @@ export function createControlMetrics(sources: ControlMetricsSources) {
       for (const c of await conformance()) this.set({ server: c.server }, c.mustFailing === 0 ? 1 : 0);
     },
   });
-  return { registry, jobs, lag, entries, ingest, moves, movesConfirmed, flaps, surfaceChanges };
+  return { registry, jobs, lag, entries, ingest, moves, movesConfirmed, flaps, surfaceChanges, mcpToolCalls };
 }
 
 export type ControlMetrics = ReturnType<typeof createControlMetrics>;

@@ -72,9 +72,20 @@ export function staleAt(slot: number, intervalMs: number): number {
  * fell in an earlier window. Deterministic and stateless (no memory of the last recheck, so a
  * restarted or second control marks the same slot), one slot per window, and every slot when the
  * interval is longer than the window. A window whose first slot was skipped (control down) has none.
+ * Windows start `shiftMs` after the epoch's multiples of the window (recheckShiftMs).
  */
-export function isRecheckSlot(slot: number, intervalMs: number, recheckMs: number): boolean {
-  return Math.floor(slot / recheckMs) !== Math.floor((slot - intervalMs) / recheckMs);
+export function isRecheckSlot(slot: number, intervalMs: number, recheckMs: number, shiftMs = 0): boolean {
+  return Math.floor((slot - shiftMs) / recheckMs) !== Math.floor((slot - shiftMs - intervalMs) / recheckMs);
+}
+
+/**
+ * Where a test's recheck windows start inside the window length: a stable shift per test, so a
+ * fleet's rechecks (each a lookup of up to four requests) spread over the day instead of all
+ * falling on the slot after midnight UTC. Per test, not per region: the regions of a test recheck
+ * in the same window, so their answers stay comparable.
+ */
+export function recheckShiftMs(testId: string, recheckMs: number): number {
+  return offsetFor(`recheck.${testId}`, recheckMs);
 }
 
 export class Scheduler {
@@ -183,7 +194,7 @@ export class Scheduler {
         entry.kind === 'handshake' &&
         entry.revision === 'newest' &&
         entry.recheckMs !== null &&
-        isRecheckSlot(slot, entry.intervalMs, entry.recheckMs),
+        isRecheckSlot(slot, entry.intervalMs, entry.recheckMs, recheckShiftMs(entry.id, entry.recheckMs)),
       timeoutMs: entry.timeoutMs,
       slot,
       scheduledAt: new Date(slot).toISOString(),

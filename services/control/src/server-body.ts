@@ -131,7 +131,17 @@ const readOnly = {
   health: z.unknown().optional(),
   retiredAt: z.unknown().optional(),
   source: z.enum(['file', 'api']).optional(),
+  /** The name of the credential its headers came from (`credentialId` says which). */
+  credentialName: z.unknown().optional(),
 };
+
+/**
+ * The named credential whose headers the server sends (issue 18; store's credentials.ts): they
+ * are copied into the server's own sealed headers, for the credential's origin only. Given with
+ * `headers` it is a 400 (on PATCH, unless they are only GET's masks carried back); PATCH null: the
+ * server keeps its headers and no longer names a credential.
+ */
+const credentialId = z.string().uuid().nullable().optional();
 
 const timing = {
   interval: duration.optional(),
@@ -152,7 +162,8 @@ const judgement = { ...judgementFields, judgement: judgementEntry.optional() };
 export const CreateServer = z.strictObject({
   name: serverName,
   url: newTargetUrl,
-  headers: z.record(z.string(), z.string()).default({}),
+  headers: z.record(z.string(), z.string()).optional(),
+  credentialId,
   regions: z.array(regionName).min(1).nullable().default(null),
   tests: z.array(testSchema).default([{ revision: 'newest', depth: 'handshake', intervalMs: null, script: null }]),
   ...timing,
@@ -166,6 +177,7 @@ export const PatchServer = z.strictObject({
   url: targetUrl.optional(),
   /** Omitted: the stored headers stay, unless the URL moves to another origin, which drops them. */
   headers: z.record(z.string(), z.string()).optional(),
+  credentialId,
   regions: z.array(regionName).min(1).nullable().optional(),
   /** Tests change through their own routes; a body may carry them back unchanged. */
   tests: z.array(testSchema).optional(),
@@ -254,4 +266,12 @@ export function headersOf(
   if (!checked.success)
     throw new HttpError(400, checked.error.issues.map((i) => `headers.${i.path.join('.')}: ${i.message}`).join('; '));
   return checked.data;
+}
+
+/** Headers exactly as GET shows the stored ones (every stored name, each value masked): a round trip, nothing new. */
+export function storedHeadersCarriedBack(given: Record<string, string>, stored: Record<string, string>): boolean {
+  const names = Object.keys(given);
+  return (
+    names.length === Object.keys(stored).length && names.every((n) => given[n] === URL_MASK && Object.hasOwn(stored, n))
+  );
 }

@@ -144,6 +144,15 @@ describe('tools over both eras and both SDK generations', () => {
     await v1.close();
   });
 
+  it('GET /api/whoami names the scope a token carries (what `mcp-fleet mcp` lists tools by)', async () => {
+    const whoami = (token?: string) =>
+      fetch(`${control.url}/api/whoami`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+    expect(await (await whoami(ADMIN)).json()).toEqual({ scope: 'admin', authEnabled: true });
+    expect(await (await whoami(READ)).json()).toEqual({ scope: 'read', authEnabled: true });
+    expect((await whoami()).status).toBe(401);
+    expect((await whoami('nope-0123456789abcdef0123456789')).status).toBe(401);
+  });
+
   it('no token or a wrong one is refused before any MCP is spoken', async () => {
     const none = await fetch(`${control.url}/mcp`, {
       method: 'POST',
@@ -342,9 +351,45 @@ describe('limits and the rules of the API', () => {
       expect(sim.requests('modern').length - before).toBe(sent);
       expect((await client.callTool({ name: 'list_servers', arguments: {} })).isError).toBeFalsy();
       await client.close();
+      const metrics = await (await fetch(`${limited.url}/metrics`)).text();
+      expect(metrics).toContain('mcp_fleet_tool_calls_total{tool="detect_mcp_protocol",outcome="ok"} 2');
+      expect(metrics).toContain('mcp_fleet_tool_calls_total{tool="detect_mcp_protocol",outcome="rate_limited"} 2');
+      expect(metrics).toContain('mcp_fleet_tool_calls_total{tool="list_servers",outcome="ok"} 1');
     } finally {
       await limited.stop();
     }
+  });
+
+  it('legacy sessions: refused before initialize, and a session id is no use to another token', async () => {
+    const post = (token: string, body: unknown, session?: string) =>
+      fetch(`${control.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${token}`,
+          ...(session ? { 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' } : {}),
+        },
+        body: JSON.stringify(body),
+      });
+    const early = await post(ADMIN, { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
+    expect(early.status).toBe(400);
+    expect(await early.text()).toContain('not initialized');
+
+    const init = await post(ADMIN, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '0' } },
+    });
+    const session = init.headers.get('mcp-session-id');
+    expect(session).toMatch(/^[0-9a-f-]{36}$/);
+    await init.text();
+    const stolen = await post(READ, { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} }, session!);
+    expect(stolen.status).toBe(404);
+    const own = await post(ADMIN, { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} }, session!);
+    expect(own.status).toBe(200);
+    expect(await own.text()).toContain('create_api_test');
   });
 
   it("refuses another site's page and a rebound Host, as the REST API does", async () => {

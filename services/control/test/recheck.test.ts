@@ -5,7 +5,7 @@
 import { createMemoryBus, type Job } from '@mcp-fleet/bus';
 import { createLogger } from '@mcp-fleet/log';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isRecheckSlot, type ScheduleEntry, Scheduler } from '../src/scheduler';
+import { isRecheckSlot, recheckShiftMs, type ScheduleEntry, Scheduler } from '../src/scheduler';
 
 const MINUTE = 60_000;
 const log = createLogger('test', 'silent');
@@ -66,6 +66,32 @@ describe('isRecheckSlot', () => {
     expect(slots.every((s) => isRecheckSlot(s, 2 * recheck, recheck))).toBe(true);
     expect(slots.every((s) => isRecheckSlot(s, recheck, recheck))).toBe(true);
   });
+
+  it('moves the windows by the shift, still one slot per window', () => {
+    const recheck = 10 * MINUTE;
+    const slots = Array.from({ length: 60 }, (_, i) => 17_000 + i * MINUTE);
+    const shift = 4 * MINUTE;
+    const marked = slots.filter((s) => isRecheckSlot(s, MINUTE, recheck, shift));
+    expect(marked.length).toBeGreaterThanOrEqual(5);
+    expect(new Set(marked.map((s) => Math.floor((s - shift) / recheck))).size).toBe(marked.length);
+    // Each marked slot is the first at or after its window's start.
+    for (const s of marked) expect((s - shift) % recheck).toBeLessThan(MINUTE);
+  });
+});
+
+describe('recheckShiftMs', () => {
+  it("spreads a fleet's rechecks over the window, stably per test", () => {
+    const day = 24 * 60 * MINUTE;
+    const shifts = Array.from({ length: 1000 }, (_, i) => recheckShiftMs(`test-${i}`, day));
+    expect(shifts.every((s) => s >= 0 && s < day)).toBe(true);
+    // No hour of the day takes more than a few times its share (1000 tests / 24 hours ≈ 42).
+    const perHour = new Map<number, number>();
+    for (const s of shifts)
+      perHour.set(Math.floor(s / (60 * MINUTE)), (perHour.get(Math.floor(s / (60 * MINUTE))) ?? 0) + 1);
+    expect(perHour.size).toBe(24);
+    expect(Math.max(...perHour.values())).toBeLessThan(100);
+    expect(recheckShiftMs('test-7', day)).toBe(shifts[7]);
+  });
 });
 
 describe('the scheduler', () => {
@@ -82,15 +108,14 @@ describe('the scheduler', () => {
     );
     const newest = jobs.filter((j) => j.testId === 'newest-test');
     expect(newest.length).toBeGreaterThanOrEqual(39);
+    const shift = recheckShiftMs('newest-test', 10 * MINUTE);
+    const windowOf = (slot: number) => Math.floor((slot - shift) / (10 * MINUTE));
     const windows = new Map<number, number>();
-    for (const j of newest) {
-      const w = Math.floor(j.slot / (10 * MINUTE));
-      windows.set(w, (windows.get(w) ?? 0) + (j.recheck ? 1 : 0));
-    }
+    for (const j of newest) windows.set(windowOf(j.slot), (windows.get(windowOf(j.slot)) ?? 0) + (j.recheck ? 1 : 0));
     // Every window whose first slot was published has exactly one recheck (the first window may start mid-way).
     for (const [w, count] of windows) {
-      const first = newest.filter((j) => Math.floor(j.slot / (10 * MINUTE)) === w)[0]!;
-      expect(count, `window ${w}`).toBe(isRecheckSlot(first.slot, MINUTE, 10 * MINUTE) ? 1 : 0);
+      const first = newest.filter((j) => windowOf(j.slot) === w)[0]!;
+      expect(count, `window ${w}`).toBe(isRecheckSlot(first.slot, MINUTE, 10 * MINUTE, shift) ? 1 : 0);
     }
     expect(newest.filter((j) => j.recheck)).toHaveLength(4);
     expect(jobs.filter((j) => j.testId !== 'newest-test' && j.recheck)).toEqual([]);

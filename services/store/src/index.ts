@@ -6,6 +6,7 @@ export * from './conformance';
 export * from './conformance-reads';
 export * from './connect';
 export * from './consensus';
+export * from './credentials';
 export * from './cursor';
 export * from './data-age';
 export { assertDataDirFree, DataDirInUseError } from './data-dir-lock';

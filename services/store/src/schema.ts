@@ -16,6 +16,24 @@ import {
   uuid,
 } from 'drizzle-orm/pg-core';
 
+/**
+ * Named credentials (issue 18): request headers stored once, sealed, and referenced by id (an MCP
+ * tool's `mcpCredentialId`), so a secret never passes through an agent's context. Each is bound to
+ * one origin, the only one its headers are ever sent to. Read and write them through credentials.ts.
+ */
+export const credentials = pgTable('credentials', {
+  id: uuid('id').primaryKey().defaultRandom(),
+  name: text('name').notNull().unique(),
+  /** `scheme://host:port`: the only origin its headers are ever sent to. */
+  origin: text('origin').notNull(),
+  /**
+   * Header name → value sealed (auth's keyring), bound to the credential's id, its origin and the
+   * header's name, so a value copied to another credential, origin or header does not unseal.
+   */
+  headers: jsonb('headers').$type<Record<string, string>>().notNull(),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+});
+
 export const servers = pgTable(
   'servers',
   {
@@ -35,6 +53,11 @@ export const servers = pgTable(
      * seals and unseals them; rows from before encryption hold plaintext until control re-seals them.
      */
     headers: jsonb('headers').$type<Record<string, string>>().notNull().default({}),
+    /**
+     * The named credential its headers were copied from (credentials.ts), shown by the API; null
+     * when its headers were given directly. The copy in `headers` is what probes send.
+     */
+    credentialId: uuid('credential_id').references(() => credentials.id),
     /** Regions that probe it; null = every region of the fleet. */
     regions: text('regions').array(),
     intervalMs: integer('interval_ms').notNull(),

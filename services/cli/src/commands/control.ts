@@ -87,6 +87,7 @@ export async function controlCommand(args: string[], out: (s: string) => void): 
     allowUnauthenticated,
     allowedHosts,
     retentionDays: settings.retentionDays,
+    mcpDetectionLimits: settings.mcpDetectionLimits,
     probeFloor: floor,
   }).catch((err) => configError(inUse(err, listeners) ?? err));
   if (!control) {

@@ -170,6 +170,7 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
         allowUnauthenticated,
         allowedHosts,
         retentionDays: settings.retentionDays,
+        mcpDetectionLimits: settings.mcpDetectionLimits,
         probeFloor: floor,
       },
       agents: { metricsPort: agentPort, probeFloor: floor, ...sources },

@@ -1,20 +1,27 @@
 // /api/servers: list, add (its pinned tests run once first), read, change and retire a server.
+// A server may take its headers from a named credential (`credentialId`, issue 18): copied into its
+// own sealed headers (what its jobs send, as before), for the credential's origin only.
 
 import { DEFAULT_INTERVAL_MS, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, MIN_INTERVAL_MS, testKey } from '@mcp-fleet/config';
 import { isRevision, type Revision } from '@mcp-fleet/probe';
 import {
   createServer,
   createTest,
+  type Db,
   DuplicateNameError,
   listActiveTests,
   retireServer,
   serverConformance,
+  serverCredential,
   serversOverview,
+  setServerCredential,
+  UnknownCredentialError,
   updateServer,
 } from '@mcp-fleet/store';
 import { HttpError, parseBody, type Router } from '../http';
-import { CreateServer, headersOf, judgementOf, PatchServer, timingOf } from '../server-body';
+import { CreateServer, headersOf, judgementOf, PatchServer, storedHeadersCarriedBack, timingOf } from '../server-body';
 import type { ApiContext } from './context';
+import { requestHeaders } from './credentials';
 import { liveServer, serverDetail, serverOr404 } from './lookups';
 import { checkTarget, type OwnProbes } from './own-probes';
 import { noKey } from './params';
@@ -30,9 +37,10 @@ export function serverRoutes(router: Router, ctx: ApiContext, probes: OwnProbes)
     .on('GET', '/api/servers', async () => ({ json: { servers: await serversOverview(ctx.db) } }))
     .on('POST', '/api/servers', async (req) => {
       const body = parseBody(CreateServer, req.body);
-      const headers = headersOf(body.headers);
       checkRegions(body.regions);
       checkTarget(body.url, ctx.policy());
+      // Before any probe (a pin's first run): a credential off the URL's origin is refused here.
+      const headers = body.credentialId ? await requestHeaders(ctx.db, body.url, body) : headersOf(body.headers ?? {});
       const given = timingOf(body);
       const intervalMs = given.intervalMs ?? DEFAULT_INTERVAL_MS;
       const timeoutMs = given.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -60,6 +68,7 @@ export function serverRoutes(router: Router, ctx: ApiContext, probes: OwnProbes)
             source: 'api',
             ...(judgement ? { judgement } : {}),
           });
+          if (body.credentialId) await setServerCredential(tx, s.id, body.credentialId);
           for (const t of body.tests)
             await createTest(tx, {
               ...(t.revision === 'newest'
@@ -72,14 +81,16 @@ export function serverRoutes(router: Router, ctx: ApiContext, probes: OwnProbes)
           return s;
         });
         ctx.changed({ event: 'server_created', server: server.name });
-        return { status: 201, json: { server: await serverDetail(ctx.db, server.id) } };
+        return { status: 201, json: { server: await detail(ctx.db, server.id) } };
       } catch (err) {
         if (err instanceof DuplicateNameError) throw new HttpError(409, err.message);
+        // Deleted between reading its headers and linking it.
+        if (err instanceof UnknownCredentialError) throw new HttpError(400, `credentialId: ${err.message}`);
         throw noKey(err);
       }
     })
     .on('GET', '/api/servers/:id', async (req) => ({
-      json: { server: await serverDetail(ctx.db, (await serverOr404(ctx.db, req.params.id!)).id) },
+      json: { server: await detail(ctx.db, (await serverOr404(ctx.db, req.params.id!)).id) },
     }))
     // Its conformance tests: each check's state per region (since when), and each region's last run's checks.
     .on('GET', '/api/servers/:id/conformance', async (req) => {
@@ -89,9 +100,16 @@ export function serverRoutes(router: Router, ctx: ApiContext, probes: OwnProbes)
     .on('PATCH', '/api/servers/:id', async (req) => {
       const server = await liveServer(ctx.db, req.params.id!);
       const body = parseBody(PatchServer, req.body);
-      const headers = body.headers && headersOf(body.headers, { ...server, url: body.url });
       checkRegions(body.regions);
       if (body.url) checkTarget(body.url, ctx.policy());
+      // GET's masks carried back stand for the stored headers: nothing given, the link stays.
+      const carriedBack = body.headers !== undefined && storedHeadersCarriedBack(body.headers, server.headers);
+      const headers = body.credentialId
+        ? await requestHeaders(ctx.db, body.url ?? server.target, {
+            headers: carriedBack ? undefined : body.headers,
+            credentialId: body.credentialId,
+          })
+        : body.headers && headersOf(body.headers, { ...server, url: body.url });
       if (body.tests) {
         // What GET showed comes back unchanged; a different set is for the tests' own routes.
         const now = (await listActiveTests(ctx.db, server.id)).map((t) => `${testKey(t)}/${t.testIntervalMs}`).sort();
@@ -111,27 +129,42 @@ export function serverRoutes(router: Router, ctx: ApiContext, probes: OwnProbes)
       const intervalMs = given.intervalMs ?? server.intervalMs;
       const timeoutMs = given.timeoutMs ?? server.timeoutMs;
       checkTiming(intervalMs, timeoutMs);
-      const updated = await updateServer(ctx.db, server.id, {
-        name: body.name,
-        url: body.url,
-        headers,
-        regions: body.regions,
-        intervalMs,
-        timeoutMs,
-        detectionIntervalMs: given.detectionIntervalMs,
-        // Keys given change, the others keep the stored judgement.
-        judgement: judgementOf(body, server.judgement),
-      }).catch((err) => {
-        if (err instanceof DuplicateNameError) throw new HttpError(409, err.message);
-        throw noKey(err);
-      });
+      const judgement = judgementOf(body, server.judgement);
+      const updated = await ctx.db
+        .transaction(async (tx) => {
+          const done = await updateServer(tx, server.id, {
+            name: body.name,
+            url: body.url,
+            headers,
+            regions: body.regions,
+            intervalMs,
+            timeoutMs,
+            detectionIntervalMs: given.detectionIntervalMs,
+            // Keys given change, the others keep the stored judgement.
+            judgement,
+          });
+          // The credential named now; none once other headers are given or the URL's move dropped them.
+          const link =
+            body.credentialId !== undefined
+              ? body.credentialId
+              : (body.headers !== undefined && !carriedBack) || (done?.headersDropped.length ?? 0) > 0
+                ? null
+                : undefined;
+          if (done && link !== undefined) await setServerCredential(tx, server.id, link);
+          return done;
+        })
+        .catch((err) => {
+          if (err instanceof DuplicateNameError) throw new HttpError(409, err.message);
+          if (err instanceof UnknownCredentialError) throw new HttpError(400, `credentialId: ${err.message}`);
+          throw noKey(err);
+        });
       if (!updated) throw new HttpError(404, `no server ${server.id}`);
       ctx.changed();
       // A URL moved to another origin took no stored header with it: the answer names what went.
       const { headersDropped } = updated;
       return {
         json: {
-          server: await serverDetail(ctx.db, server.id),
+          server: await detail(ctx.db, server.id),
           headersDropped,
           ...(headersDropped.length
             ? {
@@ -147,6 +180,11 @@ export function serverRoutes(router: Router, ctx: ApiContext, probes: OwnProbes)
       ctx.changed({ event: 'server_retired', server: server.name });
       return { status: 204 };
     });
+}
+
+/** A server as GET /api/servers/:id shows it, with the credential its headers came from (id and name, never a value). */
+async function detail(db: Db, id: string) {
+  return { ...(await serverDetail(db, id)), ...(await serverCredential(db, id)) };
 }
 
 /** A test's own interval leaves room for its run: at least its server's timeout. */

@@ -18,7 +18,11 @@ export interface MonitorMcpOptions {
   limiter?: DetectionLimiter | undefined;
   /** Whose calls these are, for the limiter: a token's digest or a client's address. */
   principal?: string;
+  /** Hears each tool call's outcome (control counts them in mcp_fleet_tool_calls_total). */
+  onCall?: (tool: string, outcome: ToolOutcome) => void;
 }
+
+export type ToolOutcome = 'ok' | 'error' | 'rate_limited';
 
 /** A principal's name for a bearer token: a digest, never the token. */
 export function tokenPrincipal(token: string): string {
@@ -27,6 +31,7 @@ export function tokenPrincipal(token: string): string {
 
 export function monitorMcpServer(opts: MonitorMcpOptions): McpServer {
   const { caller, limiter } = opts;
+  const heard = (tool: string, outcome: ToolOutcome) => opts.onCall?.(tool, outcome);
   const principal = opts.principal ?? 'local';
   const server = new McpServer(
     { name: 'mcp-fleet', title: 'mcp-fleet monitor', version: MONITOR_VERSION },
@@ -49,16 +54,20 @@ export function monitorMcpServer(opts: MonitorMcpOptions): McpServer {
       async (args: unknown) => {
         if (tool.limited && limiter) {
           const wait = limiter.take(principal);
-          if (wait !== null)
+          if (wait !== null) {
+            heard(tool.name, 'rate_limited');
             return refused(
               `rate limited: ${tool.name} is admitted ${limiter.limits.perMinute} times a minute ` +
                 `(${limiter.limits.burst} at once) per caller; try again in ${wait} s`,
             );
+          }
         }
         try {
           const out = await tool.run(caller, args as never);
+          heard(tool.name, 'ok');
           return { content: [{ type: 'text' as const, text: JSON.stringify(out) }], structuredContent: out };
         } catch (err) {
+          heard(tool.name, 'error');
           // The API's refusals (400 with the field, 404, 409, 422 for a pin that fails today) are the
           // agent's to read and act on: a tool error with the API's own sentence, never a stack.
           if (err instanceof ApiCallError) return refused(`${err.message} (HTTP ${err.status})`);

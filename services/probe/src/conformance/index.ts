@@ -1,2 +1,3 @@
+export * from './report';
 export * from './run';
 export { conformance } from './runner';
