@@ -182,31 +182,79 @@ const SCRIPTS: Record<string, Script> = {
   },
 };
 
-/** The demo's fleet file, written as an operator would write it. */
-export function demoFleetYaml(sim: Sim, intervalSeconds = 15): string {
+/** The monitor itself, served by control at /mcp: the demo watches it as one more server. */
+export const DEMO_MONITOR_NAME = 'mcp-fleet';
+
+export interface DemoMonitor {
+  /** Control's /mcp on loopback. */
+  url: string;
+  /** `Authorization: Bearer <token>` when control's API has tokens (stored sealed, as any server's). */
+  headers?: Record<string, string>;
+}
+
+/**
+ * Where the demo finds the monitor's own MCP endpoint: control's API address on loopback (the
+ * demo's policy allows 127.0.0.0/8 only), with a token when control asks for one — a read token
+ * where there is one, as the probes only list and open. A string says why it is left out.
+ */
+export function demoMonitor(
+  api: { host: string; port: number },
+  tokens: readonly { scope: 'read' | 'admin'; token: string }[],
+  canSealCredentials: boolean,
+): DemoMonitor | string {
+  const { host, port } = api;
+  const loopback = /^127\.\d+\.\d+\.\d+$/.test(host)
+    ? host
+    : ['0.0.0.0', '::', 'localhost'].includes(host)
+      ? '127.0.0.1'
+      : undefined;
+  if (!loopback) return `control's API listens on ${host}, and the demo watches loopback only`;
+  const url = `http://${loopback}:${port}/mcp`;
+  if (tokens.length === 0) return { url };
+  if (!canSealCredentials)
+    return "control's API has tokens and no MCP_FLEET_SECRET_KEY is set to store one sealed for the probes";
+  const token = (tokens.find((t) => t.scope === 'read') ?? tokens[0]!).token;
+  return { url, headers: { Authorization: `Bearer ${token}` } };
+}
+
+/** The demo's fleet file, written as an operator would write it; with `monitor`, the monitor watches itself too. */
+export function demoFleetYaml(sim: Sim, intervalSeconds = 15, monitor?: DemoMonitor): string {
   return fleetToYaml(
     {
       regions: [...DEMO_REGIONS],
       defaults: { interval: `${intervalSeconds}s`, timeout: `${Math.min(5, intervalSeconds)}s` },
-      servers: Object.entries(WATCHED).map(([name, pins]) => ({
-        name,
-        url: sim.target(name).url,
-        tests: [
-          { revision: 'newest' },
-          ...pins.map((pin) => ({ revision: pin })),
-          ...(CONFORMANCE.includes(name)
-            ? [{ revision: 'newest', depth: 'conformance' as const, interval: '5m' }]
-            : []),
-          ...(SURFACE[name] ? [{ revision: 'newest', depth: 'surface' as const, interval: SURFACE[name] }] : []),
-          // A script test's keys are its steps and allowWrites, beside revision and depth.
-          ...(SCRIPTS[name]
-            ? [{ revision: 'newest', depth: 'script' as const, interval: '1m', ...SCRIPTS[name] }]
-            : []),
-        ],
-        ...(name.startsWith('drifter') || name === 'modern' ? { detection: { interval: '2m' } } : {}),
-        // Its regions disagree for 5 minutes of each cycle: alert after 3 (the default, 10, never would here).
-        ...(name === 'geo' ? { disagreementAfter: '3m' } : {}),
-      })),
+      servers: [
+        ...Object.entries(WATCHED).map(([name, pins]) => ({
+          name,
+          url: sim.target(name).url,
+          tests: [
+            { revision: 'newest' },
+            ...pins.map((pin) => ({ revision: pin })),
+            ...(CONFORMANCE.includes(name)
+              ? [{ revision: 'newest', depth: 'conformance' as const, interval: '5m' }]
+              : []),
+            ...(SURFACE[name] ? [{ revision: 'newest', depth: 'surface' as const, interval: SURFACE[name] }] : []),
+            // A script test's keys are its steps and allowWrites, beside revision and depth.
+            ...(SCRIPTS[name]
+              ? [{ revision: 'newest', depth: 'script' as const, interval: '1m', ...SCRIPTS[name] }]
+              : []),
+          ],
+          ...(name.startsWith('drifter') || name === 'modern' ? { detection: { interval: '2m' } } : {}),
+          // Its regions disagree for 5 minutes of each cycle: alert after 3 (the default, 10, never would here).
+          ...(name === 'geo' ? { disagreementAfter: '3m' } : {}),
+        })),
+        // The monitor's own /mcp (both eras): a newest-supported test, and conformance every 5 minutes.
+        ...(monitor
+          ? [
+              {
+                name: DEMO_MONITOR_NAME,
+                url: monitor.url,
+                ...(monitor.headers ? { headers: monitor.headers } : {}),
+                tests: [{ revision: 'newest' }, { revision: 'newest', depth: 'conformance' as const, interval: '5m' }],
+              },
+            ]
+          : []),
+      ],
       // The demo fleet runs on loopback.
       policy: { allow: ['127.0.0.0/8'] },
     },

@@ -22,6 +22,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   validate: async () => (await import('./commands/validate')).validateCommand,
   secrets: async () => (await import('./commands/secrets')).secretsCommand,
   credentials: async () => (await import('./commands/credentials')).credentialsCommand,
+  mcp: async () => (await import('./commands/mcp')).mcpCommand,
 };
 
 /** The CLI package's version (the workspace's packages move together). */

@@ -78,6 +78,13 @@ export const VERB_USAGE: Record<string, string> = {
   validate: `mcp-fleet validate <file>...
                                        check fleet files offline, no control needed
                                        (exit 0 valid, 2 invalid: file:line:column: problem)`,
+  mcp: `mcp-fleet mcp [--api-url url] [--token-file file] [--timeout ms]
+                                       the monitor's MCP server over stdio, for a desktop client:
+                                       its tools call control's API (MCP_FLEET_API_URL, default
+                                       http://127.0.0.1:7070) with MCP_FLEET_API_TOKEN (or its
+                                       _FILE); a read token lists the read-only tools only; logs
+                                       on stderr; control unreachable or the token refused at
+                                       start: exit 2`,
   secrets: `mcp-fleet secrets init --dir <dir> [--region <name>]... [--owner [<role>=]<uid>[:<gid>]]
                                        generate what a compose stack needs where missing (0600)`,
   credentials: `mcp-fleet credentials add <name> --url <url> | --origin <origin> --header 'Name: value'...
@@ -93,6 +100,7 @@ const EXIT_CODES = `Exit codes:
       the pinned revision not spoken); check: a MUST check failed, or it could not connect
       (check has no code per cause: 0, 1, 2 and 70 only)
   2   usage error (bad arguments); up, control, agent: a port or data directory in use;
+      mcp: control unreachable, or the token refused, at start;
       validate, apply: an invalid fleet file; apply: it would retire without --yes and no
       terminal to ask
   3   rate limited (HTTP 429)

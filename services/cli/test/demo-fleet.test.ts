@@ -20,7 +20,14 @@ import {
 } from '@mcp-fleet/probe';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_CYCLE_MS, DEMO_SOURCE_ADDRESSES, demoDrift, demoFleetYaml, demoStateAt } from '../src/demo-fleet';
+import {
+  DEMO_CYCLE_MS,
+  DEMO_SOURCE_ADDRESSES,
+  demoDrift,
+  demoFleetYaml,
+  demoMonitor,
+  demoStateAt,
+} from '../src/demo-fleet';
 
 const DRIFTERS = ['drifter-modern', 'drifter', 'drifter-pinned'];
 const SURFACE_DRIFTER = 'surface-drifter';
@@ -268,6 +275,50 @@ describe("the demo's fleet file", () => {
       { mode: 'newest', depth: 'handshake' },
       { mode: 'newest', depth: 'surface', intervalMs: 300_000 },
     ]);
+  });
+
+  it("watches the monitor's own /mcp too, with a newest-supported and a conformance test", async () => {
+    const monitor = demoMonitor({ host: '127.0.0.1', port: 7070 }, [], false);
+    expect(monitor).toEqual({ url: 'http://127.0.0.1:7070/mcp' });
+    const whole = await startSim();
+    let fleet: ReturnType<typeof parseFleet>;
+    let without: ReturnType<typeof parseFleet>;
+    try {
+      fleet = parseFleet(demoFleetYaml(whole, 15, monitor as { url: string }), 'the demo fleet');
+      // Without it (a fleet file, or an API the demo cannot reach on loopback), only the simulated servers.
+      without = parseFleet(demoFleetYaml(whole), 'the demo fleet');
+    } finally {
+      await whole.close();
+    }
+    const self = fleet.servers.find((s) => s.name === 'mcp-fleet');
+    expect(self?.url).toBe('http://127.0.0.1:7070/mcp');
+    expect(self?.tests).toMatchObject([
+      { mode: 'newest', depth: 'handshake' },
+      { mode: 'newest', depth: 'conformance', intervalMs: 300_000 },
+    ]);
+    expect(without.servers.map((s) => s.name)).not.toContain('mcp-fleet');
+    expect(fleet.servers).toHaveLength(without.servers.length + 1);
+  });
+
+  it('finds the monitor on loopback, with a read token where control has tokens and can seal one', () => {
+    const api = { host: '0.0.0.0', port: 7070 };
+    expect(demoMonitor(api, [], false)).toEqual({ url: 'http://127.0.0.1:7070/mcp' });
+    expect(demoMonitor({ host: '127.0.0.5', port: 9 }, [], false)).toEqual({ url: 'http://127.0.0.5:9/mcp' });
+    // The demo's policy is loopback only: an API on another address is not watched, and the reason says so.
+    expect(demoMonitor({ host: '192.0.2.10', port: 7070 }, [], false)).toMatch(/listens on 192\.0\.2\.10/);
+    const tokens = [
+      { scope: 'admin' as const, token: 'a'.repeat(40) },
+      { scope: 'read' as const, token: 'r'.repeat(40) },
+    ];
+    expect(demoMonitor(api, tokens, true)).toEqual({
+      url: 'http://127.0.0.1:7070/mcp',
+      headers: { Authorization: `Bearer ${'r'.repeat(40)}` },
+    });
+    expect(demoMonitor(api, tokens.slice(0, 1), true)).toMatchObject({
+      headers: { Authorization: `Bearer ${'a'.repeat(40)}` },
+    });
+    // A token is never stored in plaintext: with no key to seal it, the monitor is left out.
+    expect(demoMonitor(api, tokens, false)).toMatch(/MCP_FLEET_SECRET_KEY/);
   });
 
   it('gets from surface-drifter what its script expects, at every stage of the cycle', async () => {

@@ -62,7 +62,8 @@ describe.each([['embedded'], ['postgres+nats']])('mcp-fleet up (%s)', (flavour) 
         const failing = ['rate-limited', 'unavailable'];
         const probed = servers.filter((s) => !failing.includes(s.name));
         return (
-          servers.length === 15 &&
+          // 15 simulated servers, and the monitor's own /mcp (mcp-fleet).
+          servers.length === 16 &&
           probed.every((s) => s.byRegion.length === 2 && s.byRegion.every((r) => r.currentRevision)) &&
           servers
             .filter((s) => failing.includes(s.name))
@@ -86,10 +87,17 @@ describe.each([['embedded'], ['postgres+nats']])('mcp-fleet up (%s)', (flavour) 
     expect(overview.status).toBe(200);
     const html = await overview.text();
     expect(html).toContain('Fleet overview');
-    expect(html).toMatch(/data-testid="fig-servers"><div class="value">15</);
+    expect(html).toMatch(/data-testid="fig-servers"><div class="value">16</);
     const serversPage = await (await fetch(`${web}/servers`)).text();
-    // React separates text nodes with comments: "15<!-- --> <!-- -->servers".
-    expect(serversPage.replace(/<!-- -->/g, '')).toContain('15 servers');
+    // React separates text nodes with comments: "16<!-- --> <!-- -->servers".
+    expect(serversPage.replace(/<!-- -->/g, '')).toContain('16 servers');
+    // The monitor watches itself: its own /mcp speaks the newest revision in both regions.
+    const { servers } = (await (await fetch(`${api}/api/servers`)).json()) as {
+      servers: { name: string; url: string; byRegion: { currentRevision: string | null }[] }[];
+    };
+    const self = servers.find((s) => s.name === 'mcp-fleet');
+    expect(self?.url).toBe(`${api}/mcp`);
+    expect(self?.byRegion.map((r) => r.currentRevision)).toEqual(['2026-07-28', '2026-07-28']);
 
     // The probe floor of control and the agents is the fleet given at start (the demo's 127.0.0.0/8):
     // a fleet applied over the API may allow more (::1 here), and control's own probes still refuse it.

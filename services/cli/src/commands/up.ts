@@ -13,10 +13,12 @@ import { parse, positiveInt } from '../args';
 import { embeddedDataDir } from '../data-dir';
 import {
   DEMO_CYCLE_MS,
+  DEMO_MONITOR_NAME,
   DEMO_REGIONS,
   DEMO_SOURCE_ADDRESSES,
   demoEpoch,
   demoFleetYaml,
+  demoMonitor,
   demoStateAt,
   playDemoDrift,
 } from '../demo-fleet';
@@ -138,7 +140,17 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
       const elapsed = demoStartedAt ? Date.now() - demoStartedAt.getTime() : 0;
       sim = await startSim({ script: demoStateAt(elapsed, demoCycleMs) });
     }
-    const fleet = fileFleet ?? parseFleet(demoFleetYaml(sim!, interval), 'the demo fleet');
+    // The demo watches the monitor too: its own MCP endpoint, control's /mcp (issue 18).
+    const monitorTarget = fileFleet
+      ? undefined
+      : demoMonitor({ host: apiHost, port: apiPort }, settings.auth.tokens, store.keyring !== null);
+    if (typeof monitorTarget === 'string') log.warn(`the demo does not watch the monitor's own /mcp: ${monitorTarget}`);
+    const fleet =
+      fileFleet ??
+      parseFleet(
+        demoFleetYaml(sim!, interval, typeof monitorTarget === 'object' ? monitorTarget : undefined),
+        'the demo fleet',
+      );
     // One machine, one operator: the probe floor of control and the agents is MCP_FLEET_PROBE_*
     // where set, else the fleet given at start (the demo's 127.0.0.0/8). A fleet applied later
     // over the API or on SIGHUP narrows it, never widens it.
@@ -202,9 +214,9 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
         'Fleet',
         values.fleet
           ? `${values.fleet}: ${plural(fleet.servers.length, 'server')}`
-          : `demo: ${plural(fleet.servers.length, 'simulated server')} with scripted drift${
-              demoStartedAt ? `, resumed where its script is (the demo began ${demoStartedAt.toISOString()})` : ''
-            }`,
+          : `demo: ${plural(fleet.servers.filter((s) => s.name !== DEMO_MONITOR_NAME).length, 'simulated server')} with scripted drift${
+              fleet.servers.some((s) => s.name === DEMO_MONITOR_NAME) ? ", and the monitor's own /mcp" : ''
+            }${demoStartedAt ? `, resumed where its script is (the demo began ${demoStartedAt.toISOString()})` : ''}`,
       ],
     ];
     out(`mcp-fleet is up.\n\n${columns(rows)}\n\nCtrl-C stops everything.`);
