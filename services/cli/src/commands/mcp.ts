@@ -77,11 +77,10 @@ export async function mcpCommand(args: string[]): Promise<number> {
 
   let caller: ApiCaller;
   try {
-    // Asks GET /api/whoami: reachable, the token known, and its scope (which tools to list).
+    // Asks GET /api/whoami: reachable, the token known, and its scope (which tools to list). The
+    // answer crosses a trust boundary (whatever listens at that URL): httpCaller refuses a 2xx that
+    // names no scope (an HTML page, another service) with a 502.
     caller = await httpCaller({ url: url.href, token, timeoutMs });
-    // The answer crosses a trust boundary (whatever listens at that URL): a 2xx that is not a
-    // control's whoami (an HTML page, another service) names no scope, and serves nothing.
-    if (caller.scope !== 'read' && caller.scope !== 'admin') throw new NotControlError();
   } catch (err) {
     process.stderr.write(`mcp-fleet mcp: ${startFailure(err, url, token !== undefined)}\n`);
     return EXIT.usage;
@@ -119,9 +118,6 @@ function untilClosed(): Promise<void> {
     process.on('SIGTERM', done);
   });
 }
-
-/** What answered at the API's URL did not answer as a control does. */
-class NotControlError extends Error {}
 
 /** Control's API: http or https, no credentials in it (the token has its own variable). */
 function apiUrl(raw: string, from: string): URL {
@@ -175,9 +171,9 @@ function visible(text: string): string {
 
 function failure(err: unknown, url: URL, withToken: boolean): string {
   const where = `control's API at ${url.origin}`;
-  if (err instanceof NotControlError)
-    return `${url.origin} answered GET /api/whoami without a token scope: is MCP_FLEET_API_URL (or --api-url) an mcp-fleet control?`;
   if (err instanceof ApiCallError) {
+    if (err.status === 502)
+      return `${url.origin} answered GET /api/whoami without a token scope: is MCP_FLEET_API_URL (or --api-url) an mcp-fleet control?`;
     if (err.status === 401)
       return withToken
         ? `${where} refused the token (${err.message}): set MCP_FLEET_API_TOKEN, MCP_FLEET_API_TOKEN_FILE or --token-file to one of its API tokens`
