@@ -1,55 +1,28 @@
 // POST /api/check (issue 18): a conformance run by control, answering what `mcp-fleet check --json`
 // prints, under control's probe policy (nothing sent to a refused address) and for admins only.
 // A real control (PGlite, memory bus, tokens) and fleet-sim's `modern` and `bearer` targets.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createMemoryBus } from '@mcp-fleet/bus';
 import { SIM_BEARER_TOKEN, type Sim, startSim } from '@mcp-fleet/fleet-sim';
-import { createLogger } from '@mcp-fleet/log';
 import { checkJson, conformance } from '@mcp-fleet/probe';
-import { openStore, type Store } from '@mcp-fleet/store';
-import { LOOPBACK_FLOOR, testKeyring } from '@mcp-fleet/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiAuth, type Control, parseFleet, startControl } from '../src';
+import type { Control } from '../src';
+import { ADMIN, type ControlFixture, controlFixture, READ } from './fixture';
 
-const ADMIN = 'admin-token-for-the-check-route-test-0123456789';
-const READ = 'read-token-for-the-check-route-test-0123456789ab';
-
-let dir: string;
-let store: Store;
-let bus: ReturnType<typeof createMemoryBus>;
+let fixture: ControlFixture;
 let control: Control;
 /** The same fleet, with control's default probe floor: public addresses only. */
 let floored: Control;
 let sim: Sim;
-const log = createLogger('test', 'silent');
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'mcpfleet-check-route-'));
-  store = await openStore({ dataDir: join(dir, 'pgdata'), keyring: testKeyring() });
-  await store.migrate();
-  bus = createMemoryBus({ log });
-  const fleet = () =>
-    parseFleet('regions: [eu-west]\nservers: []\npolicy: { allow: ["127.0.0.0/8"] }\n', 'check route test');
-  const auth = new ApiAuth({
-    tokens: [
-      { scope: 'admin', token: ADMIN },
-      { scope: 'read', token: READ },
-    ],
-  });
-  control = await startControl({ store, bus, log, fleet: fleet(), port: 0, probeFloor: LOOPBACK_FLOOR, auth });
-  floored = await startControl({ store, bus, log, fleet: fleet(), port: 0, auth });
+  fixture = await controlFixture('check-route', { keyring: true });
+  control = fixture.control;
+  floored = await fixture.start({ probeFloor: undefined });
   sim = await startSim({ only: ['modern', 'bearer'] });
 });
 
 afterAll(async () => {
-  await control?.stop();
-  await floored?.stop();
-  await bus?.close();
-  await store?.close();
+  await fixture?.close();
   await sim?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 async function check(

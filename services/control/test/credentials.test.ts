@@ -4,68 +4,39 @@
 // without its token (and echoes what it was sent), and `modern`, another origin on the same host.
 
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { CredentialsUnreadableError, isSealed, Keyring, parseSecretKey, sealedBy, useKeyring } from '@mcp-fleet/auth';
-import { createMemoryBus } from '@mcp-fleet/bus';
 import { SIM_BEARER_TOKEN, type Sim, startSim } from '@mcp-fleet/fleet-sim';
-import { createLogger } from '@mcp-fleet/log';
 import {
   createCredential,
   credentialHeadersFor,
   credentials,
   listActiveTests,
-  openStore,
   resealCredentials,
   type Store,
   servers,
 } from '@mcp-fleet/store';
-import { LOOPBACK_FLOOR, TEST_SECRET_KEY, testKeyring } from '@mcp-fleet/testkit';
+import { TEST_SECRET_KEY } from '@mcp-fleet/testkit';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiAuth, type Control, parseFleet, startControl } from '../src';
+import { type Control, parseFleet } from '../src';
+import { ADMIN, type ControlFixture, controlFixture, READ } from './fixture';
 
-const ADMIN = 'admin-token-for-the-credentials-test-0123456789';
-const READ = 'read-token-for-the-credentials-test-0123456789ab';
 const BEARER = `Bearer ${SIM_BEARER_TOKEN}`;
 
-let dir: string;
+let fixture: ControlFixture;
 let store: Store;
-let bus: ReturnType<typeof createMemoryBus>;
 let control: Control;
 let sim: Sim;
-const log = createLogger('test', 'silent');
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'mcpfleet-credentials-'));
-  store = await openStore({ dataDir: join(dir, 'pgdata'), keyring: testKeyring() });
-  await store.migrate();
-  bus = createMemoryBus({ log });
-  const fleet = parseFleet('regions: [eu-west]\nservers: []\npolicy: { allow: ["127.0.0.0/8"] }\n', 'credentials test');
-  control = await startControl({
-    store,
-    bus,
-    log,
-    fleet,
-    port: 0,
-    probeFloor: LOOPBACK_FLOOR,
-    auth: new ApiAuth({
-      tokens: [
-        { scope: 'admin', token: ADMIN },
-        { scope: 'read', token: READ },
-      ],
-    }),
-  });
+  fixture = await controlFixture('credentials', { keyring: true });
+  ({ store, control } = fixture);
   sim = await startSim({ only: ['bearer', 'modern'] });
 });
 
 afterAll(async () => {
-  await control?.stop();
-  await bus?.close();
-  await store?.close();
+  await fixture?.close();
   await sim?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 interface Answer {

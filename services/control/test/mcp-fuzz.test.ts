@@ -3,55 +3,25 @@
 // (JSON-RPC with real and made-up methods, tool calls with generated arguments, bytes that are no
 // JSON), is answered below 500, the endpoint still serves a well-formed request afterwards, and a
 // read token's requests write nothing. Trust boundary: the MCP client, as for the REST API.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createMemoryBus } from '@mcp-fleet/bus';
-import { createLogger } from '@mcp-fleet/log';
-import { openStore, type Store, servers as serversTable, tests as testsTable } from '@mcp-fleet/store';
+import { servers as serversTable, tests as testsTable } from '@mcp-fleet/store';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiAuth, type Control, MONITOR_TOOLS, parseFleet, startControl } from '../src';
+import { MONITOR_TOOLS } from '../src';
+import { ADMIN, type ControlFixture, controlFixture, READ } from './fixture';
 
 const SEED = Number(process.env.MCP_FLEET_FUZZ_SEED ?? 20_260_728);
-const ADMIN = 'admin-token-0123456789abcdef0123';
-const READ = 'read-token-0123456789abcdef012345';
-const log = createLogger('test', 'silent');
 
-let dir: string;
-let store: Store;
-let bus: ReturnType<typeof createMemoryBus>;
-let control: Control;
+let fixture: ControlFixture;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'mcpfleet-mcp-fuzz-'));
-  store = await openStore({ dataDir: join(dir, 'pgdata') });
-  await store.migrate();
-  bus = createMemoryBus({ log });
   // Only 127.0.0.1 may be probed, and nothing listens where generated URLs point.
-  const fleet = parseFleet('regions: [eu-west]\nservers: []\npolicy: { allow: ["127.0.0.1/32"] }\n', 'fuzz');
-  control = await startControl({
-    store,
-    bus,
-    log,
-    fleet,
-    port: 0,
-    probeFloor: { allow: ['127.0.0.1/32'], deny: [] },
-    auth: new ApiAuth({
-      tokens: [
-        { scope: 'admin', token: ADMIN },
-        { scope: 'read', token: READ },
-      ],
-    }),
+  fixture = await controlFixture('mcp-fuzz', {
+    fleet: 'regions: [eu-west]\nservers: []\npolicy: { allow: ["127.0.0.1/32"] }\n',
+    control: { probeFloor: { allow: ['127.0.0.1/32'], deny: [] } },
   });
 });
 
-afterAll(async () => {
-  await control?.stop();
-  await bus?.close();
-  await store?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => fixture?.close());
 
 const METHODS = [
   'initialize',
@@ -146,7 +116,10 @@ const request = fc.record({
 });
 
 async function fleetRows(): Promise<string> {
-  const [s, t] = await Promise.all([store.db.select().from(serversTable), store.db.select().from(testsTable)]);
+  const [s, t] = await Promise.all([
+    fixture.store.db.select().from(serversTable),
+    fixture.store.db.select().from(testsTable),
+  ]);
   return JSON.stringify([s, t]);
 }
 
@@ -156,7 +129,7 @@ describe('/mcp, fuzzed', () => {
     const statuses = new Map<number, number>();
     await fc.assert(
       fc.asyncProperty(request, async (r) => {
-        const res = await fetch(`${control.url}/mcp`, {
+        const res = await fetch(`${fixture.control.url}/mcp`, {
           method: r.method,
           headers: {
             authorization: `Bearer ${r.token}`,
@@ -179,7 +152,7 @@ describe('/mcp, fuzzed', () => {
     // The generated requests reached the MCP handlers, not only the gate: some were served.
     expect([...statuses.keys()], JSON.stringify([...statuses])).toContain(200);
     // Still serving: a well-formed modern request after all of that.
-    const ok = await fetch(`${control.url}/mcp`, {
+    const ok = await fetch(`${fixture.control.url}/mcp`, {
       method: 'POST',
       headers: {
         authorization: `Bearer ${READ}`,

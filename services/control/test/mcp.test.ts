@@ -3,60 +3,29 @@
 // fleet-sim's real MCP servers. Tools are listed with their schemas and hints, each is called, a
 // read token sees only the read-only tools, the detection tools are rate limited, and /mcp keeps
 // the API's rules against other sites' pages.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createMemoryBus } from '@mcp-fleet/bus';
 import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
-import { createLogger } from '@mcp-fleet/log';
-import { openStore, type Store } from '@mcp-fleet/store';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Client as Client1 } from 'mcp-sdk-1-32/client/index.js';
 import { StreamableHTTPClientTransport as Transport1 } from 'mcp-sdk-1-32/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiAuth, type Control, MONITOR_TOOLS, parseFleet, startControl } from '../src';
+import { type Control, MONITOR_TOOLS } from '../src';
+import { ADMIN, type ControlFixture, controlFixture, READ } from './fixture';
 
-const ADMIN = 'admin-token-0123456789abcdef0123';
-const READ = 'read-token-0123456789abcdef012345';
 const READ_ONLY_TOOLS = ['get_fleet_summary', 'get_server', 'list_era_moves', 'list_servers'];
-const log = createLogger('test', 'silent');
 
-let dir: string;
-let store: Store;
-let bus: ReturnType<typeof createMemoryBus>;
+let fixture: ControlFixture;
 let control: Control;
 let sim: Sim;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'mcpfleet-mcp-'));
-  store = await openStore({ dataDir: join(dir, 'pgdata') });
-  await store.migrate();
-  bus = createMemoryBus({ log });
-  const fleet = parseFleet('regions: [eu-west]\nservers: []\npolicy: { allow: ["127.0.0.0/8"] }\n', 'mcp test');
-  control = await startControl({
-    store,
-    bus,
-    log,
-    fleet,
-    port: 0,
-    probeFloor: { allow: ['127.0.0.0/8'], deny: [] },
-    auth: new ApiAuth({
-      tokens: [
-        { scope: 'admin', token: ADMIN },
-        { scope: 'read', token: READ },
-      ],
-    }),
-    mcpDetectionLimits: { burst: 100, perMinute: 100 },
-  });
+  fixture = await controlFixture('mcp', { control: { mcpDetectionLimits: { burst: 100, perMinute: 100 } } });
+  control = fixture.control;
   sim = await startSim({ only: ['modern', 'sessions-2025-11-25'] });
 }, 60_000);
 
 afterAll(async () => {
-  await control?.stop();
-  await bus?.close();
-  await store?.close();
+  await fixture?.close();
   await sim?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 type Era = '2026-07-28' | '2025-11-25';
@@ -326,16 +295,7 @@ describe('resources and the prompt', () => {
 
 describe('limits and the rules of the API', () => {
   it('rate limits the detection tools per caller', async () => {
-    const limited = await startControl({
-      store,
-      bus,
-      log,
-      fleet: parseFleet('regions: [eu-west]\nservers: []\npolicy: { allow: ["127.0.0.0/8"] }\n', 'limits'),
-      port: 0,
-      probeFloor: { allow: ['127.0.0.0/8'], deny: [] },
-      auth: new ApiAuth({ tokens: [{ scope: 'admin', token: ADMIN }] }),
-      mcpDetectionLimits: { burst: 2, perMinute: 1 },
-    });
+    const limited = await fixture.start({ mcpDetectionLimits: { burst: 2, perMinute: 1 } });
     try {
       const client = await connect2('2026-07-28', ADMIN, `${limited.url}/mcp`);
       const detect = () =>
@@ -413,13 +373,8 @@ describe('limits and the rules of the API', () => {
     );
     expect(crossSite.status).toBe(403);
 
-    const open = await startControl({
-      store,
-      bus,
-      log,
-      fleet: parseFleet('regions: [eu-west]\nservers: []\n', 'open'),
-      port: 0,
-    });
+    // Auth off (one machine): only Host names that cannot be rebound are served.
+    const open = await fixture.start({ auth: undefined });
     try {
       const { request } = await import('node:http');
       const status = await new Promise<number>((resolve, reject) => {
