@@ -129,7 +129,7 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
   // counter starts with every series at 0, so rate() and absent() read it before the first call.
   for (const tool of MONITOR_TOOLS)
     for (const outcome of tool.limited ? ['ok', 'error', 'rate_limited'] : ['ok', 'error'])
-      metrics.mcpToolCalls.labels({ tool: tool.name, outcome });
+      metrics.mcpToolCalls.inc({ tool: tool.name, outcome }, 0);
   const mcp = mcpEndpoint({
     router,
     auth,
