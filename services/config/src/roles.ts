@@ -369,8 +369,41 @@ export const applyEnv = roleEnv(
   }),
 );
 
+// ── mcp, credentials: clients of control's API that may run on another machine ─────────────────
+
+export interface ApiClientSettings {
+  /** MCP_FLEET_API_URL, else control's port on this machine (MCP_FLEET_API_PORT). */
+  apiUrl: string;
+  apiToken: string | undefined;
+  log: LogSettings;
+}
+
+/** `mcp-fleet mcp` and `mcp-fleet credentials`: where control's API is, and a token of it. */
+export const apiClientEnv = roleEnv(
+  'api client',
+  {
+    MCP_FLEET_API_URL: variable(raw(), {
+      description: "control's API for `mcp-fleet mcp` and `credentials`",
+      default: 'http://127.0.0.1:7070',
+    }),
+    MCP_FLEET_API_PORT: variable(raw(), {
+      description: "control's port, for the API's address when MCP_FLEET_API_URL is unset",
+      default: '7070',
+    }),
+    ...secret('MCP_FLEET_API_TOKEN', raw(), {
+      description: "a token of control's API (read: the read-only tools; admin: all of them, and changes)",
+    }),
+    ...LOG,
+  },
+  (e): ApiClientSettings => ({
+    apiUrl: e.MCP_FLEET_API_URL?.trim() || `http://127.0.0.1:${e.MCP_FLEET_API_PORT?.trim() || '7070'}`,
+    apiToken: e.MCP_FLEET_API_TOKEN?.trim() || undefined,
+    log: log(e),
+  }),
+);
+
 /** Every role's environment, for the README's table and the deploy checks. */
-export const ROLES = [controlEnv, agentEnv, webEnv, upEnv, applyEnv] as const;
+export const ROLES = [controlEnv, agentEnv, webEnv, upEnv, applyEnv, apiClientEnv] as const;
 
 /**
  * The environment with every secret's `<VAR>_FILE` read into `<VAR>`: what the fleet file's

@@ -2,28 +2,11 @@
 // credential is stored sealed by control, bound to one origin, and referenced by id (an MCP tool's
 // `mcpCredentialId`), so a secret never passes through an agent's context. Nothing here prints a
 // value: control never answers one, and `add` echoes only header names.
-import { parseEnv, raw, roleEnv, secret, variable } from '@mcp-fleet/config';
+import { apiClientEnv, parseEnv } from '@mcp-fleet/config';
 import { headers, parse } from '../args';
 import { terminalText } from '../check-report';
 import { columns } from '../table';
 import { EXIT, UsageError } from '../usage';
-
-/** Where control is: MCP_FLEET_API_URL, else control's port on this machine; an admin token to change anything. */
-const credentialsEnv = roleEnv(
-  'credentials',
-  {
-    MCP_FLEET_API_URL: variable(raw(), { description: "control's API", default: 'http://127.0.0.1:7070' }),
-    MCP_FLEET_API_PORT: variable(raw(), {
-      description: "control's port, for the API's address when MCP_FLEET_API_URL is unset",
-      default: '7070',
-    }),
-    ...secret('MCP_FLEET_API_TOKEN', raw(), { description: 'a token of control (admin to add or remove)' }),
-  },
-  (e) => ({
-    apiUrl: e.MCP_FLEET_API_URL?.trim() || `http://127.0.0.1:${e.MCP_FLEET_API_PORT?.trim() || '7070'}`,
-    apiToken: e.MCP_FLEET_API_TOKEN?.trim() || undefined,
-  }),
-);
 
 const OPTIONS = {
   header: { type: 'string', multiple: true, short: 'H' },
@@ -63,7 +46,7 @@ function asCredential(v: unknown): Credential | null {
 export async function credentialsCommand(args: string[], out: (s: string) => void): Promise<number> {
   const [action, ...rest] = args;
   const { values, positionals } = parse(rest, OPTIONS);
-  const settings = parseEnv(credentialsEnv, process.env);
+  const settings = parseEnv(apiClientEnv, process.env);
   const api = new Api(values.api ?? settings.apiUrl, settings.apiToken);
   const only = (allowed: string[]) => {
     for (const flag of ['header', 'url', 'origin'] as const)

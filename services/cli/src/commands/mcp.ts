@@ -7,18 +7,7 @@
 // problem at start (a bad setting, a control that cannot be reached, a refused token) is one line
 // on stderr and exit code 2, before anything is served.
 import { checkToken } from '@mcp-fleet/auth/api-tokens';
-import {
-  ConfigError,
-  LOG,
-  log,
-  parseEnv,
-  raw,
-  roleEnv,
-  secret,
-  secretFromEnv,
-  text,
-  variable,
-} from '@mcp-fleet/config';
+import { apiClientEnv, ConfigError, parseEnv, secretFromEnv } from '@mcp-fleet/config';
 import {
   ApiCallError,
   type ApiCaller,
@@ -38,30 +27,12 @@ const OPTIONS = {
   timeout: { type: 'string' },
 } as const;
 
-const DEFAULT_API_URL = 'http://127.0.0.1:7070';
-
-/** `mcp`'s environment: where control's API is and the token to use, parsed once here at the edge. */
-export const mcpEnv = roleEnv(
-  'mcp',
-  {
-    MCP_FLEET_API_URL: variable(text(), { description: "control's API for `mcp-fleet mcp`", default: DEFAULT_API_URL }),
-    ...secret('MCP_FLEET_API_TOKEN', raw(), {
-      description: "a token of control's API (read: the read-only tools; admin: all of them)",
-    }),
-    ...LOG,
-  },
-  (e) => ({ apiUrl: e.MCP_FLEET_API_URL, apiToken: e.MCP_FLEET_API_TOKEN?.trim() || undefined, log: log(e) }),
-);
-
 export async function mcpCommand(args: string[]): Promise<number> {
   const { values, positionals } = parse(args, OPTIONS);
   if (positionals.length) throw new UsageError(`unexpected argument: ${positionals[0]}`);
-  const settings = parseEnv(mcpEnv, process.env);
+  const settings = parseEnv(apiClientEnv, process.env);
   configureLogs(settings.log);
-  const url = apiUrl(
-    values['api-url'] ?? settings.apiUrl ?? DEFAULT_API_URL,
-    values['api-url'] ? '--api-url' : 'MCP_FLEET_API_URL',
-  );
+  const url = apiUrl(values['api-url'] ?? settings.apiUrl, values['api-url'] ? '--api-url' : 'MCP_FLEET_API_URL');
   // --token-file wins over the environment; read as MCP_FLEET_API_TOKEN_FILE is (bounded, never echoed).
   const tokenFile = values['token-file'];
   const token = tokenFile
