@@ -8,7 +8,7 @@ import { describeRanges, PUBLIC_ONLY, TargetPolicy, type TargetPolicyRanges } fr
 import {
   type Db,
   recordDetection,
-  recordRun,
+  recordRuns,
   resealCredentials,
   type Store,
   sealStoredCredentials,
@@ -150,7 +150,12 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
   const ingest = startIngest({
     bus,
     store: {
-      recordRun: (input) => recordRun(db, input),
+      recordRuns: async (inputs) => {
+        const stats = { quiet: 0, slow: 0, fallback: false };
+        const answers = await recordRuns(db, inputs, stats);
+        if (stats.fallback) metrics.ingestBatchFallbacks.inc();
+        return answers;
+      },
       recordDetection: (input) => recordDetection(db, input),
     },
     metrics,

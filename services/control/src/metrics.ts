@@ -92,6 +92,18 @@ export function createControlMetrics(sources: ControlMetricsSources) {
     labelNames: ['kind', 'result'] as const,
     registers: [registry],
   });
+  // Group commit (ingest.ts): how many runs each transaction wrote; small under light load by design.
+  const ingestBatch = new Histogram({
+    name: 'mcp_ingest_batch_runs',
+    help: 'Runs written per ingest transaction (group commit: the results that arrived while the last batch was written).',
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
+    registers: [registry],
+  });
+  const ingestBatchFallbacks = new Counter({
+    name: 'mcp_ingest_batch_fallbacks_total',
+    help: 'Ingest batches whose transaction failed (a run the database refused, a deadlock) and were written run by run.',
+    registers: [registry],
+  });
   const moves = new Counter({
     name: 'mcp_ingest_era_moves_total',
     help: 'Era moves recorded by ingest (negotiated revision changed between runs).',
@@ -281,7 +293,20 @@ export function createControlMetrics(sources: ControlMetricsSources) {
       for (const c of await conformance()) this.set({ server: c.server }, c.mustFailing === 0 ? 1 : 0);
     },
   });
-  return { registry, jobs, lag, entries, ingest, moves, movesConfirmed, flaps, surfaceChanges, mcpToolCalls };
+  return {
+    registry,
+    jobs,
+    lag,
+    entries,
+    ingest,
+    ingestBatch,
+    ingestBatchFallbacks,
+    moves,
+    movesConfirmed,
+    flaps,
+    surfaceChanges,
+    mcpToolCalls,
+  };
 }
 
 export type ControlMetrics = ReturnType<typeof createControlMetrics>;

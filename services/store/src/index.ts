@@ -1,6 +1,7 @@
 // @mcp-fleet/store: the schema, opening the database, and the queries the other parts need.
 // Every query takes the drizzle handle (`store.db`, or a transaction) as its first argument.
 export * from './agents';
+export * from './batch-ingest';
 export * from './check-states';
 export * from './conformance';
 export * from './conformance-reads';
