@@ -84,6 +84,13 @@ export function createControlMetrics(sources: ControlMetricsSources) {
     help: 'Scheduled (test or detection, region) pairs.',
     registers: [registry],
   });
+  // Of the controls on one database, the one holding the scheduling lease reads 1 (lease.ts): the
+  // sum across replicas is 1 while one schedules, 0 while none does.
+  const leader = new Gauge({
+    name: 'mcp_scheduler_leader',
+    help: 'Whether this control holds the scheduling lease and schedules (1), or only ingests and serves the API (0).',
+    registers: [registry],
+  });
   const ingest = new Counter({
     name: 'mcp_ingest_total',
     // duplicate: the job already has its run (or detection). The bus does not deduplicate results,
@@ -281,7 +288,7 @@ export function createControlMetrics(sources: ControlMetricsSources) {
       for (const c of await conformance()) this.set({ server: c.server }, c.mustFailing === 0 ? 1 : 0);
     },
   });
-  return { registry, jobs, lag, entries, ingest, moves, movesConfirmed, flaps, surfaceChanges, mcpToolCalls };
+  return { registry, jobs, lag, entries, leader, ingest, moves, movesConfirmed, flaps, surfaceChanges, mcpToolCalls };
 }
 
 export type ControlMetrics = ReturnType<typeof createControlMetrics>;
