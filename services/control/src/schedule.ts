@@ -131,6 +131,10 @@ export class Schedule {
     if (!this.#leading) return; // the lease went meanwhile
     this.scheduler.resume();
     this.start();
+    this.#opts.log.info(
+      { entries: this.scheduler.size },
+      `scheduling ${this.scheduler.size} entries, each from its current slot while still fresh`,
+    );
   }
 
   /** Another control schedules: publish nothing. */
