@@ -2,6 +2,7 @@
 // agents' heartbeats, prunes old runs, detections and silent agents, and serves the API and /metrics.
 // Several controls may run on one database: the one holding the scheduling lease schedules, every
 // one ingests and serves (lease.ts, docs/control-replicas.md).
+import { randomUUID } from 'node:crypto';
 import { CredentialsUnreadableError } from '@mcp-fleet/auth';
 import type { Bus } from '@mcp-fleet/bus';
 import type { FleetDefinition } from '@mcp-fleet/config';
@@ -9,11 +10,13 @@ import type { Logger } from '@mcp-fleet/log';
 import { describeRanges, PUBLIC_ONLY, TargetPolicy, type TargetPolicyRanges } from '@mcp-fleet/probe';
 import {
   type Db,
+  FLEET_CHANGED_CHANNEL,
   recordDetection,
   recordRun,
   resealCredentials,
   type Store,
   sealStoredCredentials,
+  tellFleetChanged,
 } from '@mcp-fleet/store';
 import { createApi } from './api';
 import { serveApi } from './api-server';
@@ -110,6 +113,8 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
     policy: () => fleet.ranges,
     tickMs: opts.tickMs,
   });
+  // This control among the others on the database (its fleet-change notices say it).
+  const self = randomUUID();
   // Who schedules among the controls on this database (started last, below).
   const lease = new Lease({
     open: () => store.openSession(),
@@ -120,10 +125,27 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
       else schedule.follow();
     },
     log,
+    // A change through another control's API: read the schedule now, not at the next periodic read.
+    listen: {
+      channel: FLEET_CHANGED_CHANNEL,
+      onNotice: (from) => {
+        if (from === self) return; // its own change, already being read
+        log.info({}, 'the fleet changed through another control: reading the schedule again');
+        schedule.reloadSoon();
+      },
+    },
   });
   metrics.leader.set(0);
-  const apply = (definition: FleetDefinition, applyOpts: ApplyOptions = {}) =>
-    applyAndAdopt({ db, bus, log, fleet, schedule }, definition, applyOpts);
+  // The one scheduling may be another control: it listens (lease.ts). Best effort: it also reads every 30 s.
+  const tellOtherControls = () =>
+    void tellFleetChanged(db, self).catch((err) =>
+      log.warn({ err: (err as Error).message }, 'could not tell the other controls of a fleet change'),
+    );
+  const apply = async (definition: FleetDefinition, applyOpts: ApplyOptions = {}) => {
+    const summary = await applyAndAdopt({ db, bus, log, fleet, schedule }, definition, applyOpts);
+    if (!summary.dryRun) tellOtherControls();
+    return summary;
+  };
 
   await sealCredentials(store, log);
   await bus.ensure(fleet.regions);
@@ -140,6 +162,7 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
     changed: (change) => {
       if (change) tellFleetChange(log, { ...change, by: 'api' });
       schedule.reloadSoon();
+      tellOtherControls();
     },
     metricsText: async () => ({ text: await metrics.registry.metrics(), contentType: metrics.registry.contentType }),
     ready: () => !stopping,

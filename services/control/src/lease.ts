@@ -22,6 +22,8 @@ export interface LeaseOptions {
   onChange: (held: boolean) => void | Promise<void>;
   log: Pick<Logger, 'info' | 'warn'>;
   key?: number;
+  /** While held, LISTEN on this channel and call `onNotice` for each NOTIFY (another control changed the fleet). */
+  listen?: { channel: string; onNotice: (payload: string) => void };
 }
 
 export class Lease {
@@ -90,6 +92,12 @@ export class Lease {
         const lost = (err?: Error) => this.#lost(conn, err);
         conn.on('error', lost);
         conn.on('end', () => lost());
+        const listen = this.#opts.listen;
+        if (listen)
+          conn.on(
+            'notification',
+            (msg) => msg.channel === listen.channel && this.#held && listen.onNotice(msg.payload ?? ''),
+          );
         this.#conn = conn;
         if (this.#outage) this.#opts.log.info({}, 'scheduling lease: back in touch with Postgres');
         this.#outage = false;
@@ -103,6 +111,8 @@ export class Lease {
       const { rows } = await conn.query<{ locked: boolean }>('select pg_try_advisory_lock($1) as locked', [this.#key]);
       if (conn !== this.#conn) return; // lost meanwhile
       this.#locked = rows[0]?.locked === true;
+      // The holder hears of fleet changes made through the other controls (a channel name is an identifier).
+      if (this.#locked && this.#opts.listen) await conn.query(`listen ${this.#opts.listen.channel}`);
       if (this.#locked) await this.#set(true, 'scheduling lease acquired: this control schedules');
       else
         await this.#set(

@@ -2,7 +2,8 @@
 // exactly one schedules (holds the lease), both ingest and serve. Two results of one job, one to
 // each replica through the shared consumer, write one run. The scheduling one SIGKILLed: the other
 // takes over within one interval, no job is published or probed twice, and no slot is skipped
-// beyond the freshness policy. Figures on one line each (`[faults] <scenario> | …`).
+// beyond the freshness policy. A server added through the replica that does not schedule is
+// scheduled at once (the scheduling one is told). Figures on one line each (`[faults] <scenario> | …`).
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -354,4 +355,56 @@ describe('two controls on one database', () => {
     expect(slots.ranWhenStale).toBe(0);
     expect(slots.offGrid).toBe(0);
   }, 120_000);
+
+  it('a server added through the other control is scheduled at once: the scheduling one is told', async () => {
+    const leaderIndex = (await Promise.all(controls.map((c) => (c.alive() ? health(c) : null)))).findIndex(
+      (h) => h?.scheduling,
+    );
+    const leader = controls[leaderIndex]!;
+    // The killed one back, as a replica that does not schedule.
+    const replica = await start();
+    controls = [leader, replica];
+    expect(await health(replica)).toMatchObject({ ok: true, scheduling: false });
+    // Its own apply of the fleet file at start told the scheduling one too: let that notice land first.
+    await sleep(500);
+    const told = leader.messages('the fleet changed through another control: reading the schedule again').length;
+    const added = Date.now();
+    const res = await fetch(`${replica.url}/api/servers`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        name: 'ha-api',
+        url: `${cheap.urls[0]}-api`,
+        interval: '2s',
+        timeout: '1500ms',
+        tests: [{ revision: PIN }],
+      }),
+    });
+    const answer = (await res.json()) as { server: { id: string } };
+    expect(res.status, JSON.stringify(answer)).toBe(201);
+    const { server } = answer;
+    const testIds = new Set((await listActiveTests(reads.db, server.id)).map((t) => t.testId));
+    expect(testIds.size).toBe(1);
+    // Told, not found at the next periodic read (every 30 s): within a few seconds.
+    await leader.waitForLine(
+      'the scheduling control to be told',
+      (l) => l.at >= added && l.json?.msg === 'the fleet changed through another control: reading the schedule again',
+      10_000,
+    );
+    const firstRun = await poll(
+      'a run of the new server',
+      async () => {
+        const slots = (await readRuns(reads.db)).filter((r) => testIds.has(r.testId)).map((r) => r.scheduledAt);
+        return slots.length > 0 && Math.min(...slots);
+      },
+      15_000,
+      200,
+    );
+    report('server added through the other control', {
+      told_lines:
+        leader.messages('the fleet changed through another control: reading the schedule again').length - told,
+      first_run_slot_from_add_ms: `${firstRun - added} (a slot still fresh at the add runs)`,
+    });
+    expect(firstRun - added).toBeLessThan(10_000);
+  }, 60_000);
 });

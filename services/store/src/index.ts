@@ -18,6 +18,7 @@ export * from './downgrades';
 export * from './drift';
 export { DuplicateNameError, UnknownRecordError } from './errors';
 export * from './fleet';
+export * from './fleet-notify';
 export * from './ingest';
 export * from './kept-credentials';
 export * from './latency';

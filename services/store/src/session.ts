@@ -13,6 +13,8 @@ export interface SessionConnection {
   ): Promise<{ rows: R[] }>;
   on(event: 'error', listener: (err: Error) => void): unknown;
   on(event: 'end', listener: () => void): unknown;
+  /** A NOTIFY on a channel this session LISTENs on. */
+  on(event: 'notification', listener: (msg: { channel: string; payload?: string | undefined }) => void): unknown;
   end(): Promise<void>;
 }
 
