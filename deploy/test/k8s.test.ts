@@ -98,7 +98,7 @@ interface PodSpec {
 interface Deployment extends K8sObject {
   spec: {
     replicas?: number;
-    strategy?: { type?: string };
+    strategy?: { type?: string; rollingUpdate?: { maxUnavailable?: number | string; maxSurge?: number | string } };
     selector: { matchLabels?: Record<string, string> };
     template: { metadata: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec: PodSpec };
   };
@@ -400,11 +400,12 @@ describe('Kubernetes manifests (kubectl kustomize deploy/k8s/overlays/*)', () =>
     expect(fleet.servers.length).toBeGreaterThan(0);
   });
 
-  it('runs exactly one control, never two at once', () => {
+  it('runs two controls (one schedules: docs/control-replicas.md), both serving through an update', () => {
     const problems: string[] = [];
     for (const { r, d } of controls()) {
-      if (d.spec.replicas !== 1) problems.push(`${r.overlay}: ${d.metadata.name} has ${d.spec.replicas} replicas`);
-      if (d.spec.strategy?.type !== 'Recreate') problems.push(`${r.overlay}: ${d.metadata.name} is not Recreate`);
+      if (d.spec.replicas !== 2) problems.push(`${r.overlay}: ${d.metadata.name} has ${d.spec.replicas} replicas`);
+      if (d.spec.strategy?.type !== 'RollingUpdate' || d.spec.strategy.rollingUpdate?.maxUnavailable !== 0)
+        problems.push(`${r.overlay}: ${d.metadata.name} is not a RollingUpdate with maxUnavailable 0`);
       if (d.spec.template.spec.containers.length !== 1) problems.push(`${r.overlay}: ${d.metadata.name} has sidecars`);
     }
     expect(problems).toEqual([]);

@@ -84,6 +84,13 @@ export function createControlMetrics(sources: ControlMetricsSources) {
     help: 'Scheduled (test or detection, region) pairs.',
     registers: [registry],
   });
+  // Of the controls on one database, the one holding the scheduling lease reads 1 (lease.ts): the
+  // sum across replicas is 1 while one schedules, 0 while none does.
+  const leader = new Gauge({
+    name: 'mcp_scheduler_leader',
+    help: 'Whether this control holds the scheduling lease and schedules (1), or only ingests and serves the API (0).',
+    registers: [registry],
+  });
   const ingest = new Counter({
     name: 'mcp_ingest_total',
     // duplicate: the job already has its run (or detection). The bus does not deduplicate results,
@@ -298,6 +305,7 @@ export function createControlMetrics(sources: ControlMetricsSources) {
     jobs,
     lag,
     entries,
+    leader,
     ingest,
     ingestBatch,
     ingestBatchFallbacks,
