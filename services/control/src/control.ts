@@ -24,6 +24,7 @@ import { type ApplyOptions, type ApplySummary, applyFleet } from './apply';
 import { API_AUTH_HOW, ApiAuth, assertSafeBind, MCP_PATH } from './auth';
 import { tellFleetChange } from './events';
 import { FleetInForce } from './fleet-in-force';
+import type { GaugeSnapshotOptions } from './gauge-snapshot';
 import { recordHeartbeats } from './heartbeats';
 import type { RouteInfo } from './http';
 import { startIngest } from './ingest';
@@ -62,6 +63,8 @@ export interface ControlOptions {
   mcpDetectionLimits?: Partial<DetectionLimits>;
   tickMs?: number;
   ingestConcurrency?: number;
+  /** How the state gauges' snapshots are kept (gauge-snapshot.ts; maxAgeMs 0: read at every scrape). */
+  gauges?: GaugeSnapshotOptions;
   retentionDays?: number;
   /** How often a control without the scheduling lease tries for it; default a quarter of the shortest interval (0.25–5 s). */
   leasePollMs?: number;
@@ -103,7 +106,14 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
     { floor: floorRanges },
     `probe floor of control's own probes (detect, a pinned test's first run): ${describeRanges(floorRanges)}`,
   );
-  const metrics = createControlMetrics(controlMetricsSources(store, bus, () => fleet.regions));
+  const gauges = controlMetricsSources(
+    store,
+    bus,
+    () => fleet.regions,
+    opts.gauges,
+    (err) => log.warn({ err: err.message }, 'control gauges: the store could not be read; serving the last snapshot'),
+  );
+  const metrics = createControlMetrics(gauges);
   const schedule = new Schedule({
     db,
     bus,
@@ -132,6 +142,7 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
         if (from === self) return; // its own change, already being read
         log.info({}, 'the fleet changed through another control: reading the schedule again');
         schedule.reloadSoon();
+        gauges.changed();
       },
     },
   });
@@ -143,7 +154,10 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
     );
   const apply = async (definition: FleetDefinition, applyOpts: ApplyOptions = {}) => {
     const summary = await applyAndAdopt({ db, bus, log, fleet, schedule }, definition, applyOpts);
-    if (!summary.dryRun) tellOtherControls();
+    if (!summary.dryRun) {
+      tellOtherControls();
+      gauges.changed();
+    }
     return summary;
   };
 
@@ -163,6 +177,7 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
       if (change) tellFleetChange(log, { ...change, by: 'api' });
       schedule.reloadSoon();
       tellOtherControls();
+      gauges.changed();
     },
     metricsText: async () => ({ text: await metrics.registry.metrics(), contentType: metrics.registry.contentType }),
     ready: () => !stopping,
@@ -205,6 +220,7 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
     concurrency: opts.ingestConcurrency,
     regions: () => fleet.regions,
     onRun: (testId, region, revision) => schedule.noteRun(testId, region, revision),
+    onMoved: () => gauges.changed(),
     log,
   });
   const heartbeats = recordHeartbeats(bus, db, log);
@@ -225,6 +241,7 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
       schedule.stop();
       await lease.stop();
       pruning.stop();
+      gauges.stop();
       await heartbeats.stop();
       await ingest.stop();
       await api.close();

@@ -32,6 +32,8 @@ export type RecordedRun =
       duplicate: false;
       /** From an older slot than the test's last run in the region: kept, but it moved nothing. */
       stale: boolean;
+      /** The run made its region state, or changed its revision, failing or failure count (store's). */
+      moved?: boolean;
       /** The test's current revision in the region after the run, as the store has it. */
       currentRevision: string | null;
       /** The surface changes the run recorded (store's RecordedSurfaceChange). */
@@ -100,6 +102,11 @@ export interface IngestOptions {
    * revision after it, so the scheduler's view of current revisions follows the store's.
    */
   onRun?: (testId: string, region: string, current: Revision) => void;
+  /**
+   * Told when a written run changed something control's state gauges show (a state made or moved,
+   * a move, a disagreement, a conformance test's checks): they read the store again (gauge-snapshot.ts).
+   */
+  onMoved?: () => void;
   /** Rejections and retries; and one info line per change the operator cares about (events.ts). */
   log: EventLog & { warn: (obj: object, msg: string) => void; error: (obj: object, msg: string) => void };
 }
@@ -119,9 +126,10 @@ function ownJobId(r: Result): string | undefined {
 /**
  * Measured with `npm run bench:ingest` (README, performance): batches of 64–128 runs, two to four at
  * a time, write several times the runs per second of one transaction per run; a batch of 128 still
- * commits well inside the freshness goal. In flight: two full batches and the next two gathering.
+ * commits well inside the freshness goal. Four writers: the runs that move something (a fleet's first
+ * runs, churn) are written one by one inside a batch, and more transactions spread them over the cores.
  */
-export const INGEST_DEFAULTS = { concurrency: 512, maxBatch: 128, writers: 2 } as const;
+export const INGEST_DEFAULTS = { concurrency: 512, maxBatch: 128, writers: 4 } as const;
 
 export function startIngest(opts: IngestOptions): Subscription {
   const runs = new GroupCommit<RunInput, RecordedRun>((inputs) => opts.store.recordRuns(inputs), {
@@ -198,6 +206,7 @@ async function ingestOne(
       }
       // Told once, when the database has it: a duplicate wrote nothing and a stale run moved nothing.
       if (!out.duplicate && !out.stale) {
+        if (movedGauges(out)) opts.onMoved?.();
         tellRun(opts.log, r.region, out, r.run);
         tellJudgement(opts, out, new Date(r.finishedAt));
       }
@@ -232,6 +241,19 @@ async function ingestOne(
     );
     await d.nak(nakDelayMs(d.redeliveries));
   }
+}
+
+/** Whether a written run changed what control's state gauges show. */
+function movedGauges(out: RecordedRun & { duplicate: false }): boolean {
+  return Boolean(
+    out.moved ||
+      out.eraMove ||
+      out.confirmedMoves?.length ||
+      out.flap ||
+      out.disagreement ||
+      out.surfaceChanges?.length ||
+      out.test.depth === 'conformance',
+  );
 }
 
 /**

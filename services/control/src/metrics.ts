@@ -15,6 +15,7 @@ import {
   testConsensus,
 } from '@mcp-fleet/store';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { GaugeSnapshot, type GaugeSnapshotOptions } from './gauge-snapshot';
 
 export interface ServerState {
   server: string;
@@ -322,23 +323,36 @@ export type ControlMetrics = ReturnType<typeof createControlMetrics>;
 /**
  * What control's gauges read: the store's servers and agents, the bus's poison count. `fleetRegions`
  * is the fleet in force (what ingest accepts results from): a state left by a region no longer in
- * the fleet does not count towards a consensus.
+ * the fleet does not count towards a consensus. The fleet-wide reads are snapshots
+ * (gauge-snapshot.ts): read again when told `changed()` or when old, never per scrape.
  */
 export function controlMetricsSources(
   store: Store,
   bus: Bus,
   fleetRegions?: () => readonly string[],
-): ControlMetricsSources {
-  return {
-    poison: () => bus.stats().poison,
-    serverStates: () => serverStates(store),
-    conformance: () => conformanceFailing(store.db),
-    regions: async () => {
-      const [consensus, open] = await Promise.all([
+  snapshots: GaugeSnapshotOptions = {},
+  onError: (err: Error) => void = () => {},
+): ControlMetricsSources & { changed(): void; stop(): void } {
+  const states = new GaugeSnapshot(() => serverStates(store), snapshots, onError);
+  const conformance = new GaugeSnapshot(() => conformanceFailing(store.db), snapshots, onError);
+  const regions = new GaugeSnapshot(
+    () =>
+      Promise.all([
         testConsensus(store.db, { regions: fleetRegions?.() }),
         // At most one open disagreement per test: the most a listing gives is plenty for a fleet.
         regionDisagreementList(store.db, { open: true, limit: 500 }),
-      ]);
+      ]),
+    snapshots,
+    onError,
+  );
+  const all = [states, conformance, regions];
+  return {
+    poison: () => bus.stats().poison,
+    serverStates: () => states.get(),
+    conformance: () => conformance.get(),
+    // How long a disagreement has lasted is the scrape's own clock's, not the snapshot's.
+    regions: async () => {
+      const [consensus, open] = await regions.get();
       return regionsState(consensus, open, new Date());
     },
     agentsSeen: async () => {
@@ -346,6 +360,12 @@ export function controlMetricsSources(
       for (const a of await listAgents(store.db))
         if (!a.stale) byRegion.set(a.region, (byRegion.get(a.region) ?? 0) + 1);
       return [...byRegion].map(([region, count]) => ({ region, count }));
+    },
+    changed: () => {
+      for (const s of all) s.changed();
+    },
+    stop: () => {
+      for (const s of all) s.stop();
     },
   };
 }

@@ -243,6 +243,7 @@ function quietAnswer(
       runId: 0,
       eraMove: null,
       stale: false,
+      moved: false,
       currentRevision: state.currentRevision,
       server: test.server,
       test: { mode: test.mode, pinnedRevision: test.pinnedRevision, depth: test.depth },

@@ -86,6 +86,12 @@ export type RecordRunAnswer =
       duplicate: false;
       runId: number;
       eraMove: EraMove | null;
+      /**
+       * The run made its region state or changed its revision, failing or failure count: what reads
+       * the states (control's gauges) must read again. A run that only touched the last-run fields,
+       * or a stale one, did not.
+       */
+      moved: boolean;
       /** The run's slot is older than the state's last run (a late redelivery): kept, but it moved nothing. */
       stale: boolean;
       /** The test's current revision in the region after this run (unchanged by a stale run or a failed pin). */
@@ -269,6 +275,7 @@ export async function recordRunIn(tx: Db, result: RunResult, verified: VerifiedS
       runId,
       eraMove: null,
       stale: true,
+      moved: false,
       currentRevision: stateRevision,
       ...told,
       failing,
@@ -371,6 +378,11 @@ export async function recordRunIn(tx: Db, result: RunResult, verified: VerifiedS
     runId,
     eraMove: move,
     stale: false,
+    moved:
+      firstInRegion ||
+      (negotiated ?? state.currentRevision) !== state.currentRevision ||
+      nowFailing !== state.failing ||
+      consecutiveFailures !== state.consecutiveFailures,
     currentRevision: negotiated ?? current,
     ...told,
     failing: { was: state.failing, now: nowFailing },
