@@ -89,32 +89,87 @@ export async function revisionDrift(db: Db, q: DriftQuery): Promise<Drift> {
   }
 
   const ends = Array.from({ length: buckets }, (_, i) => q.since.getTime() + (i + 1) * bucketMs);
-  const seen = ends.map(() => new Map<string, Set<string>>());
-  const speaking = ends.map(() => new Set<string>());
+  /** The first bucket whose end is at or after `at` (`buckets` when none): a move at `at` is undone before it. */
+  const firstEndingBy = (at: number) => {
+    let k = Math.max(0, Math.min(buckets, Math.ceil((at - q.since.getTime()) / bucketMs) - 1));
+    while (k > 0 && ends[k - 1]! >= at) k--;
+    while (k < buckets && ends[k]! < at) k++;
+    return k;
+  };
+  // Each state speaks one revision over runs of buckets (segments), changing only at its moves: the
+  // walk costs states + moves, not states × buckets. Per server, the segments of each revision are
+  // merged (a server counts once however many tests and regions speak it), then counted with
+  // difference arrays.
+  const segmentsOf = new Map<string, { revision: string; lo: number; hi: number }[]>();
   for (const s of states) {
     const list = movesOf.get(`${s.testId}\u0000${s.region}`) ?? [];
+    const born = firstEndingBy(s.createdAt.getTime());
+    const segments = segmentsOf.get(s.serverId) ?? [];
+    if (segments.length === 0) segmentsOf.set(s.serverId, segments);
     let revision = s.current as string;
-    let next = list.length - 1;
-    const created = s.createdAt.getTime();
-    for (let i = buckets - 1; i >= 0; i--) {
-      const end = ends[i]!;
-      // Undo every move after this bucket's end: before it, the test spoke the move's `from`.
-      while (next >= 0 && list[next]!.at > end) revision = list[next--]!.from;
-      if (created > end) break;
-      const byRevision = seen[i]!;
-      const ids = byRevision.get(revision) ?? new Set<string>();
-      if (ids.size === 0) byRevision.set(revision, ids);
-      ids.add(s.serverId);
-      speaking[i]!.add(s.serverId);
+    let hi = buckets - 1;
+    for (let next = list.length - 1; next >= 0 && hi >= born; next--) {
+      const k = firstEndingBy(list[next]!.at);
+      if (k <= hi) {
+        if (Math.max(k, born) <= hi) segments.push({ revision, lo: Math.max(k, born), hi });
+        hi = k - 1;
+      }
+      revision = list[next]!.from;
     }
+    if (born <= hi) segments.push({ revision, lo: born, hi });
   }
 
+  const delta = new Map<string, Int32Array>();
+  const speakingDelta = new Int32Array(buckets + 1);
+  const count = (into: Int32Array, runs: { lo: number; hi: number }[]) => {
+    runs.sort((a, b) => a.lo - b.lo);
+    let lo = -1;
+    let hi = -2;
+    for (const r of runs) {
+      if (r.lo > hi + 1) {
+        if (hi >= lo && lo >= 0) {
+          into[lo]!++;
+          into[hi + 1]!--;
+        }
+        lo = r.lo;
+        hi = r.hi;
+      } else hi = Math.max(hi, r.hi);
+    }
+    if (hi >= lo && lo >= 0) {
+      into[lo]!++;
+      into[hi + 1]!--;
+    }
+  };
+  for (const segments of segmentsOf.values()) {
+    const byRevision = new Map<string, { lo: number; hi: number }[]>();
+    for (const seg of segments) {
+      const list = byRevision.get(seg.revision) ?? [];
+      if (list.length === 0) byRevision.set(seg.revision, list);
+      list.push(seg);
+    }
+    for (const [revision, list] of byRevision) {
+      let d = delta.get(revision);
+      if (!d) {
+        d = new Int32Array(buckets + 1);
+        delta.set(revision, d);
+      }
+      count(d, list);
+    }
+    count(speakingDelta, segments.slice());
+  }
+  const running = (d: Int32Array | undefined) => {
+    const out = new Array<number>(buckets).fill(0);
+    if (!d) return out;
+    let n = 0;
+    for (let i = 0; i < buckets; i++) out[i] = n += d[i]!;
+    return out;
+  };
+  const perRevision = REVISION_NAMES.map((r) => [r, running(delta.get(r))] as const);
+  const speaking = running(speakingDelta);
+
   const points = ends.map((end, i) => {
-    const counts = Object.fromEntries(REVISION_NAMES.map((r) => [r, seen[i]!.get(r)?.size ?? 0])) as Record<
-      Revision,
-      number
-    >;
-    return { at: new Date(end), servers: counts, speaking: speaking[i]!.size };
+    const counts = Object.fromEntries(perRevision.map(([r, n]) => [r, n[i]!])) as Record<Revision, number>;
+    return { at: new Date(end), servers: counts, speaking: speaking[i]! };
   });
   return { bucketMs, points };
 }

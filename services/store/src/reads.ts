@@ -6,6 +6,7 @@ import { type Era, REVISION_NAMES, revisionInfo, type Script, type TestDepth } f
 import { and, asc, desc, eq, gte, inArray, isNotNull, isNull, lt, or, type SQL, sql } from 'drizzle-orm';
 import { type AnyPgColumn, alias } from 'drizzle-orm/pg-core';
 import type { Db } from './db';
+import { outcomeCounts } from './rollups';
 import { detections, eraMoves, runs, servers, testStates, tests } from './schema';
 import {
   healthOf,
@@ -443,12 +444,8 @@ export function fleetSummary(
       const outcomes =
         range.countRuns === false
           ? []
-          : await tx
-              .select({ region: runs.region, outcome: runs.outcome, runs: count() })
-              .from(runs)
-              .where(and(gte(runs.finishedAt, since), until ? lt(runs.finishedAt, until) : undefined))
-              .groupBy(runs.region, runs.outcome)
-              .orderBy(asc(runs.region), asc(runs.outcome));
+          : // Whole hours from the hourly rollups, the edges from the runs (rollups.ts).
+            await outcomeCounts(tx, { since, until });
 
       const [failing] = await tx
         .select({ n: sql<number>`count(distinct ${testStates.testId})`.mapWith(Number) })
