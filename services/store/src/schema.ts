@@ -193,7 +193,8 @@ export const runs = pgTable(
     // region and outcome ride along so the fleet summary counts a time range from the index alone.
     index('runs_finished').on(t.finishedAt, t.region, t.outcome),
     index('runs_test_region_finished').on(t.testId, t.region, t.finishedAt),
-    // Downgrades are rare: the dashboard's downgrade chart reads only them.
+    // Downgrades are rare: the dashboard's downgrade chart reads only them. Migration 0007 adds
+    // INCLUDE (region, requested, negotiated, server_id) in hand SQL, so the chart reads the index alone.
     index('runs_downgrades').on(t.finishedAt).where(sql`${t.outcome} = 'downgrade'`),
   ],
 );
