@@ -105,6 +105,14 @@ export async function dropRunPartitionsBefore(db: Db, cutoff: Date): Promise<{ p
   for (const p of old) {
     const table = sql.identifier(p.name);
     await db.transaction(async (tx) => {
+      // Two controls pruning at once: the second finds the day gone.
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtext('mcp-fleet run partitions'))`);
+      const [found] = (
+        (await tx.execute(sql`select to_regclass(${p.name}) is not null as made`)) as unknown as {
+          rows: { made: boolean }[];
+        }
+      ).rows;
+      if (!found?.made) return;
       const [n] = (
         (await tx.execute(sql`select count(*)::int as n, max(received_at) as newest from ${table}`)) as unknown as {
           rows: { n: number; newest: Date | string | null }[];
