@@ -84,18 +84,19 @@ describe('the scheduling lease on Postgres', () => {
 
     const killedAt = Date.now();
     await terminate(pid!);
-    await waitFor('b to take the lease', async () => b.held || undefined, 5_000);
+    await waitFor('b to take the lease', async () => b.held || undefined, 20_000);
     const takeoverMs = Date.now() - killedAt;
     // a lost its session but not, as far as it can know, the right to schedule — until it is back
     // and sees b holding the lock.
-    await waitFor('a to stop', async () => !a.held || undefined, 5_000);
+    await waitFor('a to stop', async () => !a.held || undefined, 20_000);
     expect(a.changes).toEqual([true, false]);
     expect(b.changes).toEqual([false, true]);
     const [newPid, ...others] = await holders();
     expect(others).toEqual([]);
     expect(newPid).not.toBe(pid);
     console.log(`[lease] takeover after pg_terminate_backend: ${takeoverMs} ms (poll ${POLL_MS} ms)`);
-    expect(takeoverMs).toBeLessThan(5_000);
+    // Generous: a loaded CI machine; the figure itself is printed above and measured in control-ha.
+    expect(takeoverMs).toBeLessThan(20_000);
   });
 
   it('passes to the other when the holder stops', async () => {
@@ -104,7 +105,7 @@ describe('the scheduling lease on Postgres', () => {
     const other = holder === a ? b! : a!;
     await holder.stop();
     expect(holder.held).toBe(false);
-    await waitFor('the other to take it', async () => other.held || undefined, 5_000);
+    await waitFor('the other to take it', async () => other.held || undefined, 20_000);
     expect((await holders()).length).toBe(1);
   });
 

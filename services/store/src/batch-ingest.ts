@@ -21,6 +21,7 @@ import { consensusOf } from './consensus';
 import type { Db } from './db';
 import { UnknownRecordError } from './errors';
 import { type RecordRunAnswer, type RunResult, recordRun, recordRunIn, runRow, type VerifiedSurfaces } from './ingest';
+import { rollUpRuns } from './rollups';
 import { eraMoves, regionDisagreements, runs, servers, testSlots, testStates, tests } from './schema';
 import { slotBucket } from './slot-ingest';
 import { verifySurfaces } from './surface-ingest';
@@ -181,7 +182,7 @@ async function recordBatch(tx: Db, items: Item[], stats: BatchStats): Promise<Ma
     const inserted = await tx
       .insert(runs)
       .values(quiet.map(({ item }) => ({ ...runRow(item.result), checks: null, surfaces: null, script: null })))
-      .onConflictDoNothing({ target: runs.jobId })
+      .onConflictDoNothing({ target: [runs.jobId, runs.scheduledAt] })
       .returning({ id: runs.id, jobId: runs.jobId });
     const idByJob = new Map(inserted.map((r) => [r.jobId, r.id]));
     const written: typeof quiet = [];
@@ -193,6 +194,11 @@ async function recordBatch(tx: Db, items: Item[], stats: BatchStats): Promise<Ma
         out.set(q.item.i, { ok: true, answer: { ...q.answer, runId } as RecordRunAnswer });
       }
     }
+    // The quiet runs' hours, in one statement (the others roll theirs up on recordRun's way).
+    await rollUpRuns(
+      tx,
+      written.map(({ item }) => runRow(item.result)),
+    );
     await countSlots(tx, written);
     await touchStates(
       tx,

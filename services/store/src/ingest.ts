@@ -24,6 +24,7 @@ import type { Db } from './db';
 import { type DisagreementChange, updateDisagreement } from './disagreement-ingest';
 import { type ConfirmedMove, type Flap, type MoveContext, recordMove, seeRun } from './era-confirmation';
 import { pgCode, UnknownRecordError, withoutParams } from './errors';
+import { rollUpRuns } from './rollups';
 import { detections, runs, servers, testStates, tests } from './schema';
 import { countSlot } from './slot-ingest';
 import {
@@ -207,11 +208,14 @@ export async function recordRunIn(tx: Db, result: RunResult, verified: VerifiedS
   const [inserted] = await tx
     .insert(runs)
     .values({ ...values, checks: conformance?.checks ?? null, surfaces: surfaceRefs(surfaces), script })
-    .onConflictDoNothing({ target: runs.jobId })
+    // A job's result carries its slot time (the partition key): (job id, slot) is one run.
+    .onConflictDoNothing({ target: [runs.jobId, runs.scheduledAt] })
     .returning({ id: runs.id });
   if (!inserted) return { duplicate: true };
   const runId = inserted.id;
   const passing = isPassing(run.outcome);
+  // Its hour's rollup, only for a run newly written: a redelivery returned above.
+  await rollUpRuns(tx, [values]);
 
   // Uptime counts every execution once (a duplicate returned above), a late one too: it ran.
   if (judged)

@@ -15,6 +15,7 @@ import {
   recordRun,
   recordRuns,
   regionDisagreements,
+  runRollupsHourly,
   runs,
   type Store,
   type Test,
@@ -125,6 +126,7 @@ describe.each(BACKENDS)('group commit on %s', (_name, make) => {
       runs: by(strip(await store.db.select().from(runs), ['id', 'serverId', 'receivedAt']) as { testId: string }[]),
       states: by(strip(await store.db.select().from(testStates), ['lastRunId']) as { testId: string }[]),
       slots: by(strip(await store.db.select().from(testSlots), ['serverId']) as { testId: string }[]),
+      rollups: by(strip(await store.db.select().from(runRollupsHourly), ['serverId']) as { testId: string }[]),
       moves: by(strip(await store.db.select().from(eraMoves), ['id', 'serverId', 'runId']) as { testId: string }[]),
       disagreements: by(
         strip(await store.db.select().from(regionDisagreements), ['id', 'serverId']) as { testId: string }[],
