@@ -155,7 +155,7 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
     // where set, else the fleet given at start (the demo's 127.0.0.0/8). A fleet applied later
     // over the API or on SIGHUP narrows it, never widens it.
     const floor = probeFloor(settings.probeFloor, {}, fleet.policy);
-    const tracing = startTracing({ serviceName: 'mcp-fleet', url: settings.tracing.url });
+    const tracing = await startTracing({ serviceName: 'mcp-fleet', url: settings.tracing.url });
     if (!values['no-dashboard'] && apiAuth.enabled && !dashboardToken)
       log.warn('no admin token for the dashboard (MCP_FLEET_API_TOKEN): it shows the fleet but cannot change it');
     monitor = await startMonitor({
