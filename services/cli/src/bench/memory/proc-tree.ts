@@ -32,13 +32,18 @@ export function rssKib(pid: number): number | undefined {
   return m ? Number(m[1]) : undefined;
 }
 
-/** A short name: the script a node process runs (its last path parts), else the binary. */
+/** A short name: a node process's script (its last path parts), else the binary and its first word. */
 function nameOf(pid: number): string {
-  const argv = (readOr(`/proc/${pid}/cmdline`) ?? '').split('\0').filter(Boolean);
-  const script = argv.slice(1).find((a) => !a.startsWith('-') && /[/.]/.test(a) && !/^(tsx|node:)/.test(a));
-  const base = (p: string) => p.split('/').slice(-2).join('/');
-  const exe = base(argv[0] ?? '?');
-  return script ? `${exe.split('/').pop()} ${base(script)}` : exe;
+  let argv = (readOr(`/proc/${pid}/cmdline`) ?? '').split('\0').filter(Boolean);
+  // A process that set its title (npm) has one string for its whole command line.
+  if (argv.length === 1) argv = argv[0]!.split(' ');
+  const exe = (argv[0] ?? '?').split('/').pop()!;
+  if (exe === 'node') {
+    const script = argv.slice(1).find((a) => !a.startsWith('-') && /[/.]/.test(a));
+    return script ? `node ${script.split('/').slice(-2).join('/')}` : 'node';
+  }
+  // npm sets its title to `npm start …`; a shell is `sh -c …`.
+  return argv[1] && !argv[1].includes('/') ? `${exe} ${argv[1]}` : exe;
 }
 
 /** The root and all its descendants alive now, each with its RSS. */
