@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startAgent } from '@mcp-fleet/agent';
 import { createMemoryBus, type Job } from '@mcp-fleet/bus';
-import { createLogger } from '@mcp-fleet/log';
+import { configureLogs, createLogger } from '@mcp-fleet/log';
 
 export type AgentChildIn = { type: 'load'; urls: string[]; timeoutMs: number } | { type: 'sample' } | { type: 'stop' };
 export type AgentChildOut =
@@ -63,6 +63,8 @@ async function fleet(count: number, delayMs: number): Promise<() => Promise<void
 }
 
 async function agent(concurrency: number): Promise<() => Promise<void>> {
+  // Warnings only: the agent's own lines would bury the bench's table.
+  configureLogs({ level: 'warn', format: 'json', colour: false });
   const log = createLogger('bench-agent');
   const bus = createMemoryBus({ log });
   const a = await startAgent({

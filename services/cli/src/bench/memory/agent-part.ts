@@ -21,6 +21,7 @@ export interface AgentPartOptions {
 type Breakdown = { heapUsedMib: number; heapTotalMib: number; externalMib: number; arrayBuffersMib: number };
 
 export interface AgentFigures {
+  nodeFlags: string[];
   targets: number;
   concurrency: number;
   delayMs: number;
@@ -121,6 +122,7 @@ export async function runAgentPart(opts: AgentPartOptions): Promise<AgentFigures
     }
     const inFlightAtPeak = Math.max(1, peak?.inFlight ?? maxInFlight);
     return {
+      nodeFlags: opts.nodeFlags ?? [],
       targets: opts.targets,
       concurrency: opts.concurrency,
       delayMs: opts.delayMs,
