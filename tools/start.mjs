@@ -58,7 +58,15 @@ if (Date.now() - started > SAY_AFTER_MS)
   process.stdout.write(`dashboard built in ${Math.round((Date.now() - started) / 1000)} s\n`);
 
 // `mcp-fleet up` in this very process: no second process, so Ctrl-C, SIGTERM and SIGHUP reach it
-// exactly as when it is run directly.
+// exactly as when it is run directly. What the bin does (register tsx, run main), with one change:
+// no source maps. tsx turns them on, and node then keeps the map of every module it loads (each
+// TypeScript file's, and those of Next's and PGlite's bundles), some 40 MB that the one-machine
+// monitor never uses but for stack traces, whose lines then point into the transformed code
+// (bench:memory). `mcp-fleet up` itself keeps them.
 const bin = join(ROOT, 'services', 'cli', 'bin', 'mcp-fleet.js');
+const { register } = await import('tsx/esm/api');
+register();
+process.setSourceMapsEnabled(false);
 process.argv = [process.argv[0], bin, 'up', ...process.argv.slice(2)];
-await import(pathToFileURL(bin).href);
+const { main } = await import(pathToFileURL(join(ROOT, 'services', 'cli', 'src', 'main.ts')).href);
+process.exitCode = await main(process.argv.slice(2));
