@@ -71,9 +71,9 @@ export const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..'
  * The embedded database's shared_buffers unless told otherwise. PGlite's buffer pool is memory of
  * the monitor's own process (a WebAssembly memory, which never shrinks once grown), and Postgres's
  * 128MB default fills with pages as the runs table grows: a one-machine monitor's working set (the
- * latest runs, the fleet, rollups) fits in far less, and the OS page cache still holds the files.
- * 16MB keeps `npm start` under its memory goal (bench:memory) without slowing the dashboard's reads
- * (bench:web against the embedded store); a larger fleet can raise it (StoreOptions.sharedBuffers).
+ * latest runs, the fleet) fits in far less, and the OS page cache still holds the files. 16MB is
+ * part of what keeps `npm start` under its memory goal (bench:memory); a larger fleet can raise it
+ * (StoreOptions.sharedBuffers). Not yet measured: the dashboard's reads at 16MB on a large store.
  */
 export const EMBEDDED_SHARED_BUFFERS = '16MB';
 
