@@ -31,6 +31,8 @@ export const compose = parse(read('docker-compose.yml'), { merge: true }) as {
 };
 export const services = compose.services;
 export const agents = Object.entries(services).filter(([, s]) => s.command?.[0] === 'agent');
+/** The nodes of the NATS cluster: the services running nats-server on deploy/nats/cluster.conf. */
+export const natsNodes = Object.entries(services).filter(([, s]) => s.command?.includes('/etc/nats/cluster.conf'));
 /** The service that runs `mcp-fleet secrets init` (a stand-in when there is none, for the tests to say so). */
 export const initEntry = Object.entries(services).find(([, s]) => s.command?.[0] === 'secrets');
 export const [initName, init]: [string, Service] = initEntry ?? [

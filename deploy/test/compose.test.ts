@@ -8,13 +8,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadKeyring } from '@mcp-fleet/auth';
 import { connectNatsBus, type NatsBus } from '@mcp-fleet/bus';
-import { job, result } from '@mcp-fleet/bus/testing';
-import { agentEnv, controlEnv, parseEnv, secretEnv, webEnv as webRoleEnv } from '@mcp-fleet/config';
+import { capturedLogger, job, result } from '@mcp-fleet/bus/testing';
+import { agentEnv, controlEnv, type NatsSettings, parseEnv, secretEnv, webEnv as webRoleEnv } from '@mcp-fleet/config';
 import { apiAuthFromEnv, assertSafeBind, isLoopbackHost, parseFleet } from '@mcp-fleet/control';
 import { type Sim, startSim, TARGET_NAMES } from '@mcp-fleet/fleet-sim';
-import { createLogger } from '@mcp-fleet/log';
 import { TargetPolicy } from '@mcp-fleet/probe';
 import { freePort } from '@mcp-fleet/testkit';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { probeFloor } from '../../services/cli/src/probe-floor';
@@ -27,6 +27,7 @@ import {
   initEntry,
   initName,
   interpolate,
+  natsNodes,
   read,
   type Service,
   services,
@@ -51,7 +52,9 @@ function listenPort(name: string): number {
 describe('docker-compose.yml', () => {
   it('runs the whole stack, with pinned images and the demo fleet as a profile', () => {
     for (const name of [
-      'nats',
+      'nats-1',
+      'nats-2',
+      'nats-3',
       'postgres',
       'control',
       'web',
@@ -67,9 +70,62 @@ describe('docker-compose.yml', () => {
       expect(s.image, `${name} names its image`).toMatch(/^[\w./-]+:[\w.-]+$/);
       expect(s.image, `${name} pins a version`).not.toMatch(/:latest$/);
     }
-    expect(services.nats!.command).toEqual(expect.arrayContaining(['-js', '-sd']));
+    for (const [name, s] of natsNodes) expect(s.command, name).toEqual(expect.arrayContaining(['-js', '-sd']));
     const demo = Object.entries(services).filter(([, s]) => s.profiles?.includes('demo'));
     expect(demo.length).toBe(agents.length);
+  });
+
+  it('runs NATS as a three-node JetStream cluster: routes among all nodes, route auth, clients given every node, streams in three copies', () => {
+    const names = natsNodes.map(([n]) => n).sort();
+    expect(names).toEqual(['nats-1', 'nats-2', 'nats-3']);
+    const conf = read('deploy/nats/cluster.conf');
+    // The account and users nats.conf has, then the cluster: routes to every node, opened only with the route password.
+    expect(conf).toMatch(/^include "nats\.conf"$/m);
+    const cluster = conf.slice(conf.indexOf('cluster {'));
+    expect(cluster).toMatch(/listen: 0\.0\.0\.0:6222/);
+    expect(cluster).toMatch(
+      /authorization \{\s*user: mcp-fleet-route\s*password: \$MCP_FLEET_NATS_ROUTE_PASSWORD\s*\}/,
+    );
+    const routeVars = [...(cluster.match(/routes: \[([^\]]*)\]/)?.[1] ?? '').matchAll(/\$(\w+)/g)].map((m) => m[1]);
+    expect(routeVars).toEqual(['NATS_ROUTE_1', 'NATS_ROUTE_2', 'NATS_ROUTE_3']);
+    const serverNames = new Set<string>();
+    const stores = new Set<string>();
+    for (const [name, s] of natsNodes) {
+      const cmd = s.command!;
+      expect(cmd.slice(0, 2), name).toEqual(['-c', '/etc/nats/cluster.conf']);
+      serverNames.add(cmd[cmd.indexOf('--name') + 1]!);
+      // Its own store, on a volume of its own, and the secrets (route password included) from the NATS role's volume.
+      const store = cmd[cmd.indexOf('-sd') + 1]!;
+      const volume = s.volumes!.find((v) => v.split(':')[1] === store)?.split(':')[0];
+      expect(volume, `${name}'s store`).toBeDefined();
+      stores.add(volume!);
+      expect(s.volumes).toContain('./deploy/nats:/etc/nats:ro');
+      expect(s.volumes).toContain('secrets-nats:/run/mcp-fleet:ro');
+      // Each route (NATS_ROUTE_1..3) is made from NATS_PEERS: every node, by its service name, on the route port.
+      expect(String(s.environment!.NATS_PEERS).split(/\s+/).sort(), name).toEqual(names.map((n) => `${n}:6222`));
+      const script = interpolate(s.entrypoint![2]!, {});
+      expect(script).toContain('for peer in $NATS_PEERS');
+      expect(script).toContain(
+        'export "NATS_ROUTE_$i=nats-route://mcp-fleet-route:$MCP_FLEET_NATS_ROUTE_PASSWORD@$peer"',
+      );
+      expect(s.healthcheck!.test.join(' ')).toContain('/healthz');
+      expect(s.networks).toEqual(['bus']);
+    }
+    expect(serverNames).toEqual(new Set(names));
+    expect(stores.size).toBe(3);
+    // Clients know every node (one going is a reconnect to another), and wait for all three to be healthy.
+    for (const [name, s] of [['control', services.control!] as const, ...agents]) {
+      const urls = String(s.environment!.NATS_URL).split(',');
+      expect(urls.map((u) => new URL(u).host).sort(), name).toEqual(names.map((n) => `${n}:4222`));
+      for (const n of names) expect(s.depends_on?.[n]?.condition, `${name} waits for ${n}`).toBe('service_healthy');
+    }
+    // Control keeps each stream in three copies: one per node, so a node's loss keeps a majority of two.
+    // (Its secrets' files are the container's, not this machine's: not read here.)
+    const env = Object.entries(services.control!.environment ?? {}).filter(([k]) => !k.endsWith('_FILE'));
+    const replicas = parseEnv(controlEnv, Object.fromEntries(env)).nats.replicas;
+    expect(replicas).toBe(names.length);
+    // Agents declare nothing, so they are given no replica count.
+    for (const [name, s] of agents) expect(s.environment, name).not.toHaveProperty('MCP_FLEET_NATS_REPLICAS');
   });
 
   it('builds our images from this repository: existing stages, a non-root user, a lean context', () => {
@@ -138,10 +194,12 @@ describe('docker-compose.yml', () => {
     expect(services.control!.environment!.MCP_FLEET_API_HOST).toBe('0.0.0.0');
     for (const [, s] of agents) expect(s.environment!.MCP_FLEET_AGENT_HOST).toBe('0.0.0.0');
     // Everything of ours that talks to another service names one that exists, on its port.
+    // (NATS_URL names several servers, comma-separated.)
     const urls = Object.values(services)
       .filter(ours)
       .flatMap((s) => Object.values(s.environment ?? {}))
-      .filter((v) => /^(postgres|nats|https?):\/\//.test(v) && !v.includes('127.0.0.1'));
+      .filter((v) => /^(postgres|nats|https?):\/\//.test(v) && !v.includes('127.0.0.1'))
+      .flatMap((v) => (v.startsWith('nats://') ? v.split(',') : [v]));
     for (const u of urls) expect(services, u).toHaveProperty(new URL(u).hostname);
     expect(services.web!.environment!.MCP_FLEET_API_URL).toBe(`http://control:${listenPort('control')}`);
   });
@@ -208,7 +266,8 @@ describe('docker-compose.yml', () => {
       for (const other of ['postgres', 'web', 'alertmanager', 'grafana', 'jaeger'])
         expect(share(agent, other), `${agent} and ${other}`).toBe(false);
       // What it needs: NATS, the collector, the scraper, and a way out to the servers it probes.
-      for (const other of ['nats', 'otel-collector', 'prometheus']) expect(share(agent, other), other).toBe(true);
+      for (const other of [...natsNodes.map(([n]) => n), 'otel-collector', 'prometheus'])
+        expect(share(agent, other), other).toBe(true);
       expect(
         [...nets(agent)].some((n) => !compose.networks[n]?.internal),
         `${agent} reaches out`,
@@ -218,7 +277,7 @@ describe('docker-compose.yml', () => {
     expect(withPostgres.sort()).toEqual(['control', 'web']);
     // Everything a service talks to shares a network with it.
     for (const [a, b] of [
-      ['control', 'nats'],
+      ...natsNodes.map(([n]) => ['control', n]),
       ['control', 'postgres'],
       ['web', 'control'],
       ['web', 'postgres'],
@@ -376,53 +435,100 @@ describe('docker-compose.yml', () => {
       );
     });
 
-    it('starts NATS with its entrypoint, and control and each agent connect as their own users: the pipeline runs', async () => {
-      // The nats service's entrypoint and command, its mounts on this machine, its ports free ones on loopback.
-      const nats = services.nats!;
-      const [shell, flag, script, argv0] = nats.entrypoint!.map((a) => interpolate(a, {}));
-      const mapped = script!.replace(/\/run\/mcp-fleet/g, hostPath(nats, '/run/mcp-fleet'));
-      const store = join(root, 'nats-data');
-      mkdirSync(store);
-      const port = await freePort();
-      const args = nats.command!.map((a, i, all) => {
-        if (all[i - 1] === '-c') return hostPath(nats, a);
-        if (all[i - 1] === '-sd') return store;
-        return a;
-      });
-      const monitor = args.indexOf('-m');
-      args[monitor + 1] = String(await freePort());
-      const child = spawn(shell!, [flag!, mapped, argv0!, ...args, '-a', '127.0.0.1', '-p', String(port)], {
-        env: { PATH: '/usr/sbin:/usr/bin:/bin' } as unknown as NodeJS.ProcessEnv,
-        stdio: ['ignore', 'ignore', 'pipe'],
-      });
-      processes.push(child);
-      let log = '';
-      child.stderr!.on('data', (d: Buffer) => {
-        log += d.toString();
-      });
-      const deadline = Date.now() + 20_000;
-      while (!log.includes('Server is ready')) {
-        if (child.exitCode !== null || Date.now() > deadline) throw new Error(`nats did not start: ${log}`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      const url = `nats://127.0.0.1:${port}`;
-      const open = async (name: string, declare: boolean) => {
-        const opts = parseEnv(agentEnv, envOf(name)).nats;
-        const bus = await connectNatsBus({
-          ...opts,
-          servers: url,
-          declare,
-          log: createLogger(name, 'silent'),
+    it('starts the NATS nodes with their entrypoint as a cluster; control (streams in three copies) and each agent connect as their own users: the pipeline runs', async () => {
+      // Each node's entrypoint and command, its mounts on this machine, its ports free ones on
+      // loopback: clients, monitoring and routes (the peers' names mapped to those route ports).
+      const nodes = await Promise.all(
+        natsNodes.map(async ([name, s]) => ({
+          name,
+          s,
+          port: await freePort(),
+          monitor: await freePort(),
+          route: await freePort(),
+          log: '',
+        })),
+      );
+      const peers = (value: string) =>
+        value.replace(/([\w-]+):6222/g, (m, host: string) => {
+          const node = nodes.find((n) => n.name === host);
+          if (!node) throw new Error(`NATS_PEERS names ${m}, which is no NATS node`);
+          return `127.0.0.1:${node.route}`;
         });
+      for (const node of nodes) {
+        const [shell, flag, script, argv0] = node.s.entrypoint!.map((a) => interpolate(a, {}));
+        const mapped = script!.replace(/\/run\/mcp-fleet/g, hostPath(node.s, '/run/mcp-fleet'));
+        const store = join(root, `${node.name}-data`);
+        mkdirSync(store);
+        const args = node.s.command!.map((a, i, all) => {
+          if (all[i - 1] === '-c') return hostPath(node.s, a);
+          if (all[i - 1] === '-sd') return store;
+          if (all[i - 1] === '-m') return String(node.monitor);
+          return a;
+        });
+        const extra = ['-a', '127.0.0.1', '-p', String(node.port), '--cluster', `nats://127.0.0.1:${node.route}`];
+        const env = Object.fromEntries(Object.entries(node.s.environment ?? {}).map(([k, v]) => [k, peers(String(v))]));
+        const child = spawn(shell!, [flag!, mapped, argv0!, ...args, ...extra], {
+          env: { PATH: '/usr/sbin:/usr/bin:/bin', ...env } as unknown as NodeJS.ProcessEnv,
+          stdio: ['ignore', 'ignore', 'pipe'],
+        });
+        processes.push(child);
+        child.stderr!.on('data', (d: Buffer) => {
+          node.log += d.toString();
+        });
+        const deadline = Date.now() + 20_000;
+        while (!node.log.includes('Server is ready')) {
+          if (child.exitCode !== null || Date.now() > deadline)
+            throw new Error(`${node.name} did not start: ${node.log}`);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      }
+      // Routes open with the generated route password: the three elect a JetStream meta leader.
+      const metaLeader = (n: (typeof nodes)[number]) =>
+        fetch(`http://127.0.0.1:${n.monitor}/jsz`)
+          .then((r) => r.json() as Promise<{ meta_cluster?: { leader?: string; cluster_size?: number } }>)
+          .then(
+            (j) => j.meta_cluster,
+            () => undefined,
+          );
+      const until = Date.now() + 30_000;
+      for (;;) {
+        const seen = await Promise.all(nodes.map(metaLeader));
+        if (seen.every((m) => m?.leader && m.leader === seen[0]?.leader && m.cluster_size === nodes.length)) break;
+        if (Date.now() > until)
+          throw new Error(`no JetStream cluster of ${nodes.length}: ${JSON.stringify(seen)}\n${nodes[0]!.log}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      for (const n of nodes) expect(n.log, n.name).not.toMatch(/Authorization Violation|authentication error/);
+
+      const url = nodes.map((n) => `nats://127.0.0.1:${n.port}`).join(',');
+      const open = async (name: string, settings: NatsSettings, declare: boolean) => {
+        const log = capturedLogger();
+        const bus = await connectNatsBus({ ...settings, servers: url, name, declare, log: log.log });
         buses.push(bus);
-        return { bus, user: opts.user };
+        return { bus, user: settings.user, lines: log.lines };
       };
-      const control = await open('control', true);
+      // Control as compose runs it: its own user, every stream in MCP_FLEET_NATS_REPLICAS copies. A
+      // stream made with one copy first (a stack from before the cluster) is changed, with its rights.
+      const controlSettings = parseEnv(controlEnv, envOf('control')).nats;
+      expect(controlSettings.replicas).toBe(nodes.length);
+      const older = await open('control', { ...controlSettings, replicas: 1 }, true);
+      await older.bus.ensure(agents.map(([, s]) => s.command![2]!));
+      const control = await open('control', controlSettings, true);
       expect(control.user).toBe(NATS_USERS.control);
       await control.bus.ensure(agents.map(([, s]) => s.command![2]!));
+      for (const stream of [control.bus.names.jobsStream, control.bus.names.resultsStream]) {
+        expect(control.lines()).toContainEqual(
+          expect.objectContaining({ msg: 'stream replicas changed', stream, from: 1, to: nodes.length }),
+        );
+        const info = await (await jetstreamManager(control.bus.connection)).streams.info(stream);
+        expect(info.config.num_replicas).toBe(nodes.length);
+        expect([info.cluster?.leader, ...(info.cluster?.replicas ?? []).map((r) => r.name)].sort()).toEqual(
+          nodes.map((n) => n.name),
+        );
+      }
       for (const [name, s] of agents) {
         const region = s.command![2]!;
-        const agent = await open(name, false);
+        const agent = await open(name, parseEnv(agentEnv, envOf(name)).nats, false);
         expect(agent.user, name).toBe(NATS_USERS.agent(region));
         const got: string[] = [];
         const sub = agent.bus.consumeJobs(
@@ -436,14 +542,14 @@ describe('docker-compose.yml', () => {
         );
         const sent = job(region);
         await control.bus.publishJob(sent);
-        const until = Date.now() + 20_000;
+        const deadline = Date.now() + 20_000;
         while (!got.includes(sent.jobId)) {
-          if (Date.now() > until) throw new Error(`${name} never got its job`);
+          if (Date.now() > deadline) throw new Error(`${name} never got its job`);
           await new Promise((r) => setTimeout(r, 50));
         }
         await sub.stop();
       }
-      expect(log).not.toMatch(/Violation/);
+      for (const n of nodes) expect(n.log, n.name).not.toMatch(/Violation/);
     });
   });
 

@@ -53,7 +53,7 @@ interface KeyRef {
 interface EnvVar {
   name: string;
   value?: string;
-  valueFrom?: { secretKeyRef?: KeyRef; configMapKeyRef?: KeyRef; fieldRef?: unknown };
+  valueFrom?: { secretKeyRef?: KeyRef; configMapKeyRef?: KeyRef; fieldRef?: { fieldPath: string } };
 }
 interface Probe {
   httpGet?: { path: string; port: number | string };
@@ -98,13 +98,32 @@ interface PodSpec {
 interface Deployment extends K8sObject {
   spec: {
     replicas?: number;
-    strategy?: { type?: string };
+    strategy?: { type?: string; rollingUpdate?: { maxUnavailable?: number | string; maxSurge?: number | string } };
     selector: { matchLabels?: Record<string, string> };
     template: { metadata: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec: PodSpec };
   };
 }
+interface StatefulSet extends Deployment {
+  spec: Deployment['spec'] & {
+    serviceName?: string;
+    podManagementPolicy?: string;
+    volumeClaimTemplates?: { metadata: { name: string } }[];
+  };
+}
 interface Service extends K8sObject {
-  spec: { selector?: Record<string, string>; ports: { name?: string; port: number; targetPort?: number | string }[] };
+  spec: {
+    selector?: Record<string, string>;
+    ports: { name?: string; port: number; targetPort?: number | string }[];
+    clusterIP?: string;
+    publishNotReadyAddresses?: boolean;
+  };
+}
+interface DisruptionBudget extends K8sObject {
+  spec: {
+    maxUnavailable?: number | string;
+    minAvailable?: number | string;
+    selector: { matchLabels?: Record<string, string> };
+  };
 }
 
 interface Rendered {
@@ -126,6 +145,9 @@ async function render(dir: string): Promise<K8sObject[]> {
 }
 
 const deploymentsOf = (r: Rendered) => r.objects.filter((o): o is Deployment => o.kind === 'Deployment');
+/** Deployments and StatefulSets (NATS): what runs pods, with the same template shape. */
+const workloadsOf = (r: Rendered) =>
+  r.objects.filter((o): o is Deployment => o.kind === 'Deployment' || o.kind === 'StatefulSet');
 const servicesOf = (r: Rendered) => r.objects.filter((o): o is Service => o.kind === 'Service');
 const containersOf = (d: Deployment) => [
   ...(d.spec.template.spec.initContainers ?? []),
@@ -258,7 +280,7 @@ describe('Kubernetes manifests (kubectl kustomize deploy/k8s/overlays/*)', () =>
         } else if (o.metadata.namespace !== NAMESPACE) problems.push(`${where}: namespace ${o.metadata.namespace}`);
         if (JSON.stringify(o).includes('SET-BY-OVERLAY'))
           problems.push(`${where}: a value the overlay must set is left`);
-        if (o.kind === 'Deployment' || o.kind === 'Service') {
+        if (['Deployment', 'StatefulSet', 'Service', 'PodDisruptionBudget'].includes(o.kind)) {
           const labels = { ...o.metadata.labels, ...(o as Deployment).spec.template?.metadata.labels };
           for (const l of ['app.kubernetes.io/name', 'app.kubernetes.io/component'])
             if (!labels[l]) problems.push(`${where}: no label ${l}`);
@@ -378,11 +400,12 @@ describe('Kubernetes manifests (kubectl kustomize deploy/k8s/overlays/*)', () =>
     expect(fleet.servers.length).toBeGreaterThan(0);
   });
 
-  it('runs exactly one control, never two at once', () => {
+  it('runs two controls (one schedules: docs/control-replicas.md), both serving through an update', () => {
     const problems: string[] = [];
     for (const { r, d } of controls()) {
-      if (d.spec.replicas !== 1) problems.push(`${r.overlay}: ${d.metadata.name} has ${d.spec.replicas} replicas`);
-      if (d.spec.strategy?.type !== 'Recreate') problems.push(`${r.overlay}: ${d.metadata.name} is not Recreate`);
+      if (d.spec.replicas !== 2) problems.push(`${r.overlay}: ${d.metadata.name} has ${d.spec.replicas} replicas`);
+      if (d.spec.strategy?.type !== 'RollingUpdate' || d.spec.strategy.rollingUpdate?.maxUnavailable !== 0)
+        problems.push(`${r.overlay}: ${d.metadata.name} is not a RollingUpdate with maxUnavailable 0`);
       if (d.spec.template.spec.containers.length !== 1) problems.push(`${r.overlay}: ${d.metadata.name} has sidecars`);
     }
     expect(problems).toEqual([]);
@@ -425,14 +448,14 @@ describe('Kubernetes manifests (kubectl kustomize deploy/k8s/overlays/*)', () =>
     expect(problems).toEqual([]);
   });
 
-  it("selects a Deployment's pods with every Service, on a port they listen on; the dashboard reaches control", () => {
+  it("selects a workload's pods with every Service, on a port they listen on; the dashboard reaches control", () => {
     const problems: string[] = [];
     for (const r of rendered)
       for (const s of servicesOf(r)) {
         const where = `${r.overlay}: Service ${s.metadata.name}`;
-        const targets = deploymentsOf(r).filter((d) => selects(s, d));
+        const targets = workloadsOf(r).filter((d) => selects(s, d));
         if (targets.length !== 1) {
-          problems.push(`${where}: selects ${targets.length} Deployments`);
+          problems.push(`${where}: selects ${targets.length} Deployments or StatefulSets`);
           continue;
         }
         const containers = targets[0]!.spec.template.spec.containers;
@@ -460,7 +483,7 @@ describe('Kubernetes manifests (kubectl kustomize deploy/k8s/overlays/*)', () =>
   it('defines every ConfigMap, Secret, key and volume the pods reference', () => {
     const problems: string[] = [];
     for (const r of rendered)
-      for (const d of deploymentsOf(r)) {
+      for (const d of workloadsOf(r)) {
         const where = `${r.overlay}: ${d.metadata.name}`;
         const need = (kind: 'ConfigMap' | 'Secret', name: string, key?: string, optional?: boolean) => {
           const o = find(r, kind, name);
@@ -488,8 +511,10 @@ describe('Kubernetes manifests (kubectl kustomize deploy/k8s/overlays/*)', () =>
             if (f.secretRef) need('Secret', f.secretRef.name);
             if (f.configMapRef) need('ConfigMap', f.configMapRef.name);
           }
+          // A StatefulSet's volumeClaimTemplates are volumes of its pods too.
+          const claims = (d as StatefulSet).spec.volumeClaimTemplates ?? [];
           for (const m of c.volumeMounts ?? [])
-            if (!volumes.some((v) => v.name === m.name))
+            if (!volumes.some((v) => v.name === m.name) && !claims.some((t) => t.metadata.name === m.name))
               problems.push(`${where}/${c.name}: mounts undefined volume ${m.name}`);
         }
       }
@@ -527,16 +552,87 @@ describe('Kubernetes manifests (kubectl kustomize deploy/k8s/overlays/*)', () =>
     expect(users.size).toBe(3);
     // deploy/nats, for the operator's NATS: the account file as it is, and one password per user.
     const nats = await render(join(ROOT, 'deploy', 'nats'));
-    expect(nats.find((o) => o.kind === 'ConfigMap')?.data?.['mcp-fleet-account.conf']).toBe(account);
+    expect(find({ overlay: 'nats', objects: nats }, 'ConfigMap', 'mcp-fleet-nats-account')?.data).toEqual({
+      'mcp-fleet-account.conf': account,
+    });
     const variables = [...account.matchAll(/password: \$(\w+)/g)].map((m) => m[1]);
-    expect([...keysOf(nats.find((o) => o.kind === 'Secret'))].sort()).toEqual(variables.sort());
+    expect([...keysOf(find({ overlay: 'nats', objects: nats }, 'Secret', 'mcp-fleet-nats-users'))].sort()).toEqual(
+      variables.sort(),
+    );
     expect(variables.sort()).toEqual([...users].map((u) => passwordOf(u)).sort());
+  });
+
+  it('runs NATS as a three-node JetStream cluster: a StatefulSet, routes over a headless Service, a disruption budget, streams in three copies', () => {
+    const central = rendered.find((r) => r.overlay === 'central')!;
+    const sets = rendered.flatMap((r) => r.objects.filter((o) => o.kind === 'StatefulSet').map((o) => ({ r, o })));
+    expect(sets.map(({ r, o }) => `${r.overlay}: ${o.metadata.name}`)).toEqual(['central: mcp-fleet-nats']);
+    const sts = sets[0]!.o as StatefulSet;
+    const size = sts.spec.replicas!;
+    expect(size).toBe(3);
+    // All start together (a meta leader needs a majority), each with its own store on its own volume.
+    expect(sts.spec.podManagementPolicy).toBe('Parallel');
+    const [c] = sts.spec.template.spec.containers as [Container];
+    const arg = (name: string) => c.args![c.args!.indexOf(name) + 1];
+    expect(arg('-c')).toBe('/etc/nats/cluster.conf');
+    expect(c.args).toContain('-js');
+    const store = c.volumeMounts!.find((m) => m.mountPath === arg('-sd'));
+    expect(sts.spec.volumeClaimTemplates?.map((t) => t.metadata.name)).toEqual([store?.name]);
+    // The image compose runs.
+    const compose = parse(readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
+      services: Record<string, { image?: string }>;
+    };
+    expect(c.image).toBe(compose.services['nats-1']?.image);
+    // Its name is the pod's: unique, and what the routes call it.
+    expect(arg('--name')).toBe('$(POD_NAME)');
+    expect(c.env?.find((e) => e.name === 'POD_NAME')?.valueFrom?.fieldRef?.fieldPath).toBe('metadata.name');
+    // deploy/nats's files, as they are, where cluster.conf includes them.
+    const config = c.volumeMounts!.find((m) => m.mountPath === '/etc/nats');
+    const cm = sts.spec.template.spec.volumes!.find((v) => v.name === config?.name)?.configMap?.name;
+    const files = find(central, 'ConfigMap', cm ?? '')?.data ?? {};
+    for (const f of ['cluster.conf', 'nats.conf', 'mcp-fleet-account.conf'])
+      expect(files[f], f).toBe(readFileSync(join(ROOT, 'deploy', 'nats', f), 'utf8'));
+    // Routes: cluster.conf's NATS_ROUTE_1..n, each node by its name on the headless Service, with the
+    // route password from a Secret (defined before them: Kubernetes expands only earlier variables).
+    const headless = find(central, 'Service', sts.spec.serviceName ?? '') as Service | undefined;
+    expect(headless?.spec.clusterIP).toBe('None');
+    expect(headless?.spec.publishNotReadyAddresses).toBe(true);
+    expect(selects(headless!, sts)).toBe(true);
+    expect(headless!.spec.ports.map((p) => p.port)).toEqual(expect.arrayContaining([4222, 6222]));
+    const names = (c.env ?? []).map((e) => e.name);
+    const password = c.env!.find((e) => e.name === 'MCP_FLEET_NATS_ROUTE_PASSWORD')?.valueFrom?.secretKeyRef;
+    expect(keysOf(find(central, 'Secret', password?.name ?? ''))).toContain(password?.key);
+    const conf = readFileSync(join(ROOT, 'deploy', 'nats', 'cluster.conf'), 'utf8');
+    const routeVars = [...(conf.match(/routes: \[([^\]]*)\]/)?.[1] ?? '').matchAll(/\$(\w+)/g)].map((m) => m[1]!);
+    const node = (i: number) => `${sts.metadata.name}-${i}.${headless!.metadata.name}`;
+    expect(routeVars).toHaveLength(size);
+    routeVars.forEach((v, i) => {
+      expect(envLiteral(c, v), v).toBe(`nats-route://mcp-fleet-route:$(MCP_FLEET_NATS_ROUTE_PASSWORD)@${node(i)}:6222`);
+      expect(names.indexOf(v)).toBeGreaterThan(names.indexOf('MCP_FLEET_NATS_ROUTE_PASSWORD'));
+    });
+    expect(conf).toMatch(/user: mcp-fleet-route\s*password: \$MCP_FLEET_NATS_ROUTE_PASSWORD/);
+    // Every user's password the account reads is in its environment.
+    const account = readFileSync(join(ROOT, 'deploy', 'nats', 'mcp-fleet-account.conf'), 'utf8');
+    const env = envNames(central, c);
+    for (const m of account.matchAll(/password: \$(\w+)/g)) expect(env, m[1]).toContain(m[1]);
+    // A voluntary disruption (a drain) takes one node at a time: two of three keep the quorum.
+    const pdbs = central.objects.filter((o): o is DisruptionBudget => o.kind === 'PodDisruptionBudget');
+    expect(pdbs).toHaveLength(1);
+    expect(pdbs[0]!.spec.maxUnavailable).toBe(1);
+    expect(pdbs[0]!.spec.selector.matchLabels).toEqual(sts.spec.selector.matchLabels);
+    // Control knows every node and keeps each stream in one copy per node.
+    const control = controls()[0]!.c;
+    expect(envLiteral(control, 'MCP_FLEET_NATS_REPLICAS')).toBe(String(size));
+    const urls = envLiteral(control, 'NATS_URL')!
+      .split(',')
+      .map((u) => new URL(u));
+    expect(urls.map((u) => u.host)).toEqual(Array.from({ length: size }, (_, i) => `${node(i)}:4222`));
+    expect(c.ports?.some((p) => p.containerPort === 4222)).toBe(true);
   });
 
   it('runs every container as non-root, without privileges or capabilities, with resource requests', () => {
     const problems: string[] = [];
     for (const r of rendered)
-      for (const d of deploymentsOf(r)) {
+      for (const d of workloadsOf(r)) {
         const pod = d.spec.template.spec;
         for (const c of containersOf(d)) {
           const where = `${r.overlay}: ${d.metadata.name}/${c.name}`;
@@ -550,10 +646,10 @@ describe('Kubernetes manifests (kubectl kustomize deploy/k8s/overlays/*)', () =>
           if (!c.resources?.requests?.cpu || !c.resources.requests.memory)
             problems.push(`${where}: no cpu and memory requests`);
           if (!c.resources?.limits?.memory) problems.push(`${where}: no memory limit`);
-          // They write nothing but temporary files (tsx's compile cache), under /tmp.
+          // Ours write nothing but temporary files (tsx's compile cache), under /tmp; NATS its store, on its volume.
           if (sc.readOnlyRootFilesystem !== true) problems.push(`${where}: the root filesystem is writable`);
           const tmp = c.volumeMounts?.find((m) => m.mountPath === '/tmp');
-          if (!tmp || !pod.volumes?.find((v) => v.name === tmp.name)?.emptyDir)
+          if (roleOf(c) && (!tmp || !pod.volumes?.find((v) => v.name === tmp.name)?.emptyDir))
             problems.push(`${where}: no emptyDir on /tmp`);
         }
       }

@@ -93,7 +93,7 @@ beforeAll(async () => {
   const init = await runCli(['secrets', 'init', '--dir', dir, ...REGIONS.flatMap((r) => ['--region', r])]);
   expect(init.stderr).toBe('');
   expect(init.code).toBe(0);
-  // nats-server gets the passwords as compose's nats service exports them: one variable per file.
+  // nats-server gets the passwords as compose's NATS services export them: one variable per file.
   const env = Object.fromEntries(
     readdirSync(join(dir, 'nats')).map((f) => [f, readFileSync(join(dir, 'nats', f), 'utf8')]),
   );

@@ -7,7 +7,9 @@
 // HTML, streaming included), 5 times to warm up, then 30 times in a row.
 //
 // Flags: --reseed, --build (run `next build` first even when web/.next exists), --requests (30),
-// --warmup (5), --max-age-hours (6: an older seed is redone, its last day having thinned out).
+// --warmup (5), --max-age-hours (6: an older seed is redone, its last day having thinned out),
+// --large-servers (1000) and --large-runs (1000000): the large fleet's size (another size seeds its
+// own database, named after it, so the default one is kept).
 // Env: BENCH_ADMIN_URL (else MCP_FLEET_TEST_ADMIN_URL, else postgres://postgres@127.0.0.1:5432/postgres).
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -29,10 +31,14 @@ interface Fleet {
   runs: number;
 }
 
-const FLEETS: Fleet[] = [
-  { key: 'small', database: 'mcpfleet_bench_web_small', servers: 10, runs: 10_000 },
-  { key: 'large', database: 'mcpfleet_bench_web', servers: 1_000, runs: 1_000_000 },
-];
+const SMALL: Fleet = { key: 'small', database: 'mcpfleet_bench_web_small', servers: 10, runs: 10_000 };
+const LARGE = { servers: 1_000, runs: 1_000_000 };
+
+function largeFleet(servers: number, runs: number): Fleet {
+  const database =
+    servers === LARGE.servers && runs === LARGE.runs ? 'mcpfleet_bench_web' : `mcpfleet_bench_web_${servers}_${runs}`;
+  return { key: 'large', database, servers, runs };
+}
 
 /** The pages measured; `<id>` is a server with runs, a pinned test and era moves. */
 const PAGES = [
@@ -269,15 +275,24 @@ async function main(): Promise<number> {
       requests: { type: 'string', default: '30' },
       warmup: { type: 'string', default: '5' },
       'max-age-hours': { type: 'string', default: '6' },
+      'large-servers': { type: 'string', default: String(LARGE.servers) },
+      'large-runs': { type: 'string', default: String(LARGE.runs) },
     },
   });
+  const largeServers = Number(values['large-servers']);
+  const largeRuns = Number(values['large-runs']);
+  if (!Number.isSafeInteger(largeServers) || largeServers < 1 || !Number.isSafeInteger(largeRuns) || largeRuns < 1)
+    throw new Error('bad --large-servers/--large-runs');
+  const FLEETS = [SMALL, largeFleet(largeServers, largeRuns)];
   const requests = Number(values.requests);
   const warmup = Number(values.warmup);
   const maxAgeHours = Number(values['max-age-hours']);
   if (!(requests >= 1) || !(warmup >= 0) || !(maxAgeHours > 0))
     throw new Error('bad --requests/--warmup/--max-age-hours');
 
-  console.log(`bench:web — ${loadLine()}, node ${process.version}`);
+  console.log(
+    `bench:web — ${loadLine()}, node ${process.version}; large fleet ${fmtInt(largeServers)} servers, ${fmtInt(largeRuns)} runs`,
+  );
   if (values.build || !isBuilt()) await build((m) => console.log(m));
 
   const urls = new Map<Fleet['key'], string>();

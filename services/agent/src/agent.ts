@@ -9,6 +9,7 @@ import { createLogger, type Logger } from '@mcp-fleet/log';
 import { DEFAULT_SCHEMES, describeRanges, PUBLIC_ONLY, TargetPolicy, type TargetPolicyRanges } from '@mcp-fleet/probe';
 import { type TracerProvider, trace } from '@opentelemetry/api';
 import type { Registry } from 'prom-client';
+import { ConcurrencySizer } from './concurrency';
 import { startHeartbeats } from './heartbeat';
 import { type AgentHttp, serveAgentHttp } from './http';
 import { type JobAnswer, runJob } from './job';
@@ -17,13 +18,24 @@ import { isStale, StaleJobLog } from './stale';
 import { checkSourceAddress, DispatcherCache } from './target-policy';
 import { AGENT_VERSION } from './version';
 
+/** 'auto' concurrency: where it starts, and its floor and default ceiling. */
+const AUTO_INITIAL = 64;
+const AUTO_MIN = 16;
+const AUTO_MAX = 1024;
+
 export interface AgentOptions {
   bus: Bus;
   region: string;
   /** Default `<hostname>-<pid>-<region>` (one process may run an agent per region). */
   id?: string;
-  /** Jobs run at once. Default 64: a job mostly waits on round trips (probe, publish, ack), so one agent needs many in flight to keep up (measured with bench:pipeline). */
-  concurrency?: number;
+  /**
+   * Jobs run at once: a number, or 'auto' (the default): sized from the agent's own rate × job time
+   * (concurrency.ts) between 16 and `maxConcurrency`. A job mostly waits on round trips (probe,
+   * publish, ack): slow targets need many in flight, fast ones few.
+   */
+  concurrency?: number | 'auto';
+  /** The most 'auto' may reach. Default 1024 (what bench:memory holds an agent to, under 200 MB). */
+  maxConcurrency?: number;
   /** Cap on a job's own timeoutMs. Default 120 000 (the most a job may ask for). */
   jobTimeoutMs?: number;
   /** Port of /metrics, /healthz, /readyz: 0 = any free port (default), null = no HTTP server. */
@@ -83,7 +95,11 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
   checkSourceAddress(opts.sourceAddress);
   const id = opts.id ?? `${hostname()}-${process.pid}-${region}`;
   const version = opts.version ?? AGENT_VERSION;
-  const concurrency = opts.concurrency ?? 64;
+  const concurrency = opts.concurrency ?? 'auto';
+  const sizer =
+    concurrency === 'auto'
+      ? new ConcurrencySizer({ min: AUTO_MIN, max: opts.maxConcurrency ?? AUTO_MAX, initial: AUTO_INITIAL })
+      : undefined;
   const ackWaitMs = opts.ackWaitMs ?? 60_000;
   const stopGraceMs = opts.stopGraceMs ?? 20_000;
   const log = (opts.log ?? createLogger('agent')).child({ agent: id, region });
@@ -100,7 +116,8 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
 
   const working = new Set<Work>();
   let stopping = false;
-  const changed = () => metrics.inFlight(working.size);
+  const changed = () => metrics.inFlight(working.size, sizer ? sizer.limit() : (concurrency as number));
+  changed();
 
   const settle = async (what: string, job: Job, fn: () => Promise<void>) => {
     try {
@@ -212,7 +229,9 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
       handBack = resolve;
     });
     const work: Work = { kind: delivery.value.kind, delivery, state: 'probing', handBack };
+    const began = performance.now();
     working.add(work);
+    sizer?.started(working.size);
     changed();
     // Long probes keep their delivery: the bus would otherwise hand the job to another agent.
     const keepAlive = setInterval(
@@ -228,6 +247,7 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
     } finally {
       clearInterval(keepAlive);
       working.delete(work);
+      sizer?.ended(performance.now() - began);
       changed();
     }
   };
@@ -247,7 +267,10 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
 
   let subscription: Subscription;
   try {
-    subscription = bus.consumeJobs(region, handle, { concurrency, ackWaitMs });
+    subscription = bus.consumeJobs(region, handle, {
+      concurrency: sizer ? () => sizer.limit() : (concurrency as number),
+      ackWaitMs,
+    });
   } catch (err) {
     // A bad region or a closed bus: leave nothing listening behind.
     await http?.close();

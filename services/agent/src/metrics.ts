@@ -63,6 +63,7 @@ export class AgentMetrics {
   readonly #detections: Counter<'outcome' | 'region'>;
   readonly #jobs: Counter<'region' | 'kind' | 'result'>;
   readonly #inFlight: Gauge<'region'>;
+  readonly #concurrency: Gauge<'region'>;
   readonly #floorRefusals: Counter<'region'>;
   readonly #checks: Counter<'check' | 'level' | 'status' | 'era' | 'region'>;
   readonly #methodNotFound: Counter<'method' | 'protocol_version' | 'region'>;
@@ -115,6 +116,12 @@ export class AgentMetrics {
     this.#inFlight = new Gauge({
       name: 'mcp_agent_in_flight',
       help: 'Jobs this agent is working on.',
+      labelNames: ['region'],
+      registers,
+    });
+    this.#concurrency = new Gauge({
+      name: 'mcp_agent_concurrency_limit',
+      help: "Jobs this agent may run at once now (fixed, or 'auto': sized from its rate × job time).",
       labelNames: ['region'],
       registers,
     });
@@ -252,7 +259,9 @@ export class AgentMetrics {
     this.#floorRefusals.inc({ region: this.#region });
   }
 
-  inFlight(count: number): void {
+  /** Jobs in flight, and the limit they run under now. */
+  inFlight(count: number, limit: number): void {
     this.#inFlight.set({ region: this.#region }, count);
+    this.#concurrency.set({ region: this.#region }, limit);
   }
 }

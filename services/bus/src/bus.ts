@@ -24,9 +24,14 @@ export interface Subscription {
   stop(): Promise<void>;
 }
 
+export type Concurrency = number | (() => number);
+
 export interface ConsumeOptions {
-  /** Handlers running at once. */
-  concurrency: number;
+  /**
+   * Handlers running at once: a number, or a function read before each pull for a limit that adapts
+   * (the agent's, sized from rate × latency); its value is taken as a whole number of at least 1.
+   */
+  concurrency: Concurrency;
   /** How long a delivery may stay unsettled before it is redelivered (default 60 s). */
   ackWaitMs?: number;
 }

@@ -4,7 +4,7 @@
 
 import { createLogger, type Logger } from '@mcp-fleet/log';
 import { nakBackoff } from './backoff';
-import type { BusStats, Delivery, Handler } from './bus';
+import type { BusStats, Concurrency, Delivery, Handler } from './bus';
 import {
   type Heartbeat,
   HeartbeatSchema,
@@ -85,10 +85,17 @@ export function newContext(opts: QueueOptions): Context {
 }
 
 /** A subscription runs at least one handler at a time, and a whole number of them. */
-export function assertConcurrency(concurrency: number): void {
+export function assertConcurrency(concurrency: Concurrency): void {
+  if (typeof concurrency === 'function') return;
   if (!Number.isInteger(concurrency) || concurrency < 1) {
     throw new TypeError('concurrency is a whole number of at least 1');
   }
+}
+
+/** The limit now: an adaptive one's value, floored to a whole number of at least 1. */
+export function concurrencyNow(concurrency: Concurrency): number {
+  const n = typeof concurrency === 'function' ? concurrency() : concurrency;
+  return Number.isFinite(n) ? Math.max(1, Math.floor(n)) : 1;
 }
 
 export type TrackedDelivery<T> = Delivery<T> & { readonly settled: boolean };

@@ -1,7 +1,7 @@
 // @mcp-fleet/bus: the job and result messages and the queue they travel on.
 
 export { NAK_BASE_MS, NAK_MAX_MS, nakBackoff, nakDelayMs } from './backoff';
-export type { Bus, BusStats, ConsumeOptions, Delivery, Handler, Subscription } from './bus';
+export type { Bus, BusStats, Concurrency, ConsumeOptions, Delivery, Handler, Subscription } from './bus';
 export { createMemoryBus, type MemoryBus, type MemoryBusOptions } from './memory';
 export {
   assertRegion,

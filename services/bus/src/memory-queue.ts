@@ -3,10 +3,11 @@
 // free slot (round robin, so the agents of a region share the work); poison is terminated before
 // any handler sees it; a delivery not settled within its ack wait, or nak'd, goes back first in
 // line, until max deliveries drops it.
-import type { ConsumeOptions, Handler, Subscription } from './bus';
+import type { Concurrency, ConsumeOptions, Handler, Subscription } from './bus';
 import {
   assertConcurrency,
   type Context,
+  concurrencyNow,
   countDropped,
   type Decoded,
   makeDelivery,
@@ -33,7 +34,7 @@ export interface QueueEnv {
 
 interface Worker<T> {
   handler: Handler<T>;
-  concurrency: number;
+  concurrency: Concurrency;
   ackWaitMs: number;
   inFlight: number;
   stopped: boolean;
@@ -120,7 +121,7 @@ export class MemoryQueue<T> {
     for (let i = 0; i < n; i++) {
       const index = (this.turn + i) % n;
       const worker = this.workers[index];
-      if (worker && !worker.stopped && worker.inFlight < worker.concurrency) {
+      if (worker && !worker.stopped && worker.inFlight < concurrencyNow(worker.concurrency)) {
         this.turn = (index + 1) % n;
         return worker;
       }

@@ -3,6 +3,7 @@
 // forgets it so the next caller declares again. The durables are shared by every process, so this
 // process imposes its ack wait and max deliveries only where they were chosen. A process that does
 // not declare (an agent) skips all of it and uses what control declared.
+import type { Logger } from '@mcp-fleet/log';
 import type { JetStreamManager } from '@nats-io/jetstream';
 import type { ConsumeOptions } from './bus';
 import { type DurableSettings, type NatsNames, upsertConsumer, upsertStream } from './nats-streams';
@@ -18,9 +19,17 @@ export interface DeclarePlan {
   /** The results stream's dedupe window (the jobs stream's is in `limits`). */
   duplicateWindowMs: number;
   limits: ReturnType<typeof jobLimits>;
+  /** Copies of each stream in a JetStream cluster; unset: as the server makes them, never changed. */
+  replicas: number | undefined;
 }
 
-export function declarePlan(opts: QueueOptions & { declare?: boolean }): DeclarePlan {
+/** JetStream keeps at most 5 copies of a stream. */
+const MAX_REPLICAS = 5;
+
+export function declarePlan(opts: QueueOptions & { declare?: boolean; replicas?: number }): DeclarePlan {
+  const { replicas } = opts;
+  if (replicas !== undefined && (!Number.isInteger(replicas) || replicas < 1 || replicas > MAX_REPLICAS))
+    throw new TypeError(`replicas: a whole number from 1 to ${MAX_REPLICAS}`);
   const durable = {
     ackWaitMs: opts.ackWaitMs ?? BUS_DEFAULTS.ackWaitMs,
     maxDeliver: opts.maxDeliver ?? BUS_DEFAULTS.maxDeliver,
@@ -31,6 +40,7 @@ export function declarePlan(opts: QueueOptions & { declare?: boolean }): Declare
     chosen: opts.ackWaitMs !== undefined || opts.maxDeliver !== undefined,
     duplicateWindowMs: opts.duplicateWindowMs ?? BUS_DEFAULTS.duplicateWindowMs,
     limits: jobLimits(opts),
+    replicas,
   };
 }
 
@@ -47,6 +57,7 @@ export class NatsDeclarations {
     private readonly jsm: JetStreamManager,
     private readonly names: NatsNames,
     readonly plan: DeclarePlan,
+    private readonly log: Logger,
   ) {}
 
   /** Streams and durables for these regions, with this process's settings where chosen (ensure()). */
@@ -60,16 +71,17 @@ export class NatsDeclarations {
   }
 
   streams(): Promise<void> {
-    const { jsm, names, plan } = this;
+    const { jsm, names, plan, log } = this;
+    const { replicas } = plan;
     return this.once('streams', async () => {
       // Stale jobs do not pile up: a max age and a cap per region (per subject), the oldest discarded.
-      await upsertStream(jsm, names.jobsStream, names.allJobs, plan.limits.duplicateWindowMs, {
-        maxAgeMs: plan.limits.maxAgeMs,
-        maxPerSubject: plan.limits.maxPerRegion,
-      });
+      const limits = { maxAgeMs: plan.limits.maxAgeMs, maxPerSubject: plan.limits.maxPerRegion };
+      const jobs = { name: names.jobsStream, subject: names.allJobs, limits, replicas };
+      await upsertStream(jsm, { ...jobs, duplicateWindowMs: plan.limits.duplicateWindowMs }, log);
       // Our results carry no message id, so the window never drops one of them (JetStream checks
       // only messages that carry one); it is kept as it was so an existing stream is left alone.
-      await upsertStream(jsm, names.resultsStream, names.allResults, plan.duplicateWindowMs);
+      const results = { name: names.resultsStream, subject: names.allResults, replicas };
+      await upsertStream(jsm, { ...results, duplicateWindowMs: plan.duplicateWindowMs }, log);
     });
   }
 

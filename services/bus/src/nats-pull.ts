@@ -4,10 +4,11 @@
 // consumer and pulls again, forever, until stopped.
 import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import { doublingDelayMs } from './backoff';
-import type { Handler, Subscription } from './bus';
+import type { Concurrency, Handler, Subscription } from './bus';
 import {
   assertConcurrency,
   type Context,
+  concurrencyNow,
   type Decoded,
   makeDelivery,
   type Origin,
@@ -30,7 +31,7 @@ export interface PullOptions<T> {
   /** Decode a message; `subject` is the one it was published on (results: the sender's region). */
   decode(data: Uint8Array, subject: string): Decoded<T>;
   handler: Handler<T>;
-  concurrency: number;
+  concurrency: Concurrency;
   ctx: Context;
 }
 
@@ -66,7 +67,7 @@ class PullLoop<T> {
 
   private async run(): Promise<void> {
     const { opts } = this;
-    const { ctx, concurrency } = opts;
+    const { ctx } = opts;
     let failures = 0;
     // Opened once and kept: a fetch needs no consumer info round trip; any error opens it again.
     let consumer: Consumer | undefined;
@@ -76,7 +77,10 @@ class PullLoop<T> {
       try {
         consumer ??= await opts.open();
         if (this.stopped) break;
-        this.batch = await consumer.fetch({ max_messages: concurrency - this.inFlight, expires: FETCH_EXPIRES_MS });
+        this.batch = await consumer.fetch({
+          max_messages: Math.max(1, concurrencyNow(opts.concurrency) - this.inFlight),
+          expires: FETCH_EXPIRES_MS,
+        });
         if (this.stopped) this.batch.stop();
         for await (const msg of this.batch) this.dispatch(msg);
         if (failures > 0) ctx.log.info({ consumer: opts.consumer }, 'pulling again');
@@ -123,7 +127,7 @@ class PullLoop<T> {
 
   private slotFree(): Promise<void> {
     return new Promise<void>((resolve) => {
-      if (this.stopped || this.inFlight < this.opts.concurrency) resolve();
+      if (this.stopped || this.inFlight < concurrencyNow(this.opts.concurrency)) resolve();
       else this.slotWaiter = resolve;
     });
   }

@@ -3,6 +3,8 @@
 // stream has a max age and a per-subject (per-region) cap that discards the oldest; results none.
 // Everything here stays within NATS 2.9: one filter subject per consumer, no server backoff list
 // (on 2.9 it replaces ack_wait and does not apply to naks), no 2.10+ stream fields.
+
+import type { Logger } from '@mcp-fleet/log';
 import {
   AckPolicy,
   type ConsumerConfig,
@@ -50,20 +52,28 @@ export interface StreamLimits {
   maxPerSubject: number;
 }
 
+/** One stream as the bus wants it. */
+export interface StreamSpec {
+  name: string;
+  subject: string;
+  duplicateWindowMs: number;
+  limits?: StreamLimits;
+  /**
+   * Copies a JetStream cluster keeps (num_replicas). Unset: created with the server's default (1)
+   * and never changed; set: an existing stream with another count is changed to it.
+   */
+  replicas?: number;
+}
+
 /**
- * Create the stream, or bring its subjects, dedupe window and limits up to date in place (a
- * stream from an older version gains them, its messages kept); retention and storage cannot change.
+ * Create the stream, or bring its subjects, dedupe window, limits and replicas up to date in place
+ * (a stream from an older version gains them, its messages kept); retention and storage cannot change.
  */
-export async function upsertStream(
-  jsm: JetStreamManager,
-  name: string,
-  subject: string,
-  duplicateWindowMs: number,
-  limits?: StreamLimits,
-) {
+export async function upsertStream(jsm: JetStreamManager, spec: StreamSpec, log: Logger) {
+  const { name, subject, limits, replicas } = spec;
   const tunable: Partial<StreamConfig> = {
     subjects: [subject],
-    duplicate_window: nanos(duplicateWindowMs),
+    duplicate_window: nanos(spec.duplicateWindowMs),
     ...(limits
       ? {
           max_age: nanos(limits.maxAgeMs),
@@ -71,6 +81,7 @@ export async function upsertStream(
           discard: DiscardPolicy.Old,
         }
       : {}),
+    ...(replicas !== undefined ? { num_replicas: replicas } : {}),
   };
   const want: Partial<StreamConfig> & { name: string } = {
     name,
@@ -83,7 +94,7 @@ export async function upsertStream(
     have = (await jsm.streams.info(name)).config;
   } catch (err) {
     if (!isApiError(err, JetStreamApiCodes.StreamNotFound)) throw err;
-    await jsm.streams.add(want);
+    await jsm.streams.add(want).catch((addErr) => Promise.reject(replicasRefused(addErr, name, replicas)));
     return;
   }
   if (have.retention !== want.retention || have.storage !== want.storage) {
@@ -92,14 +103,63 @@ export async function upsertStream(
         'it must be a work queue on file storage (delete it to let the bus recreate it)',
     );
   }
+  const rescale = replicas !== undefined && have.num_replicas !== replicas;
   const stale =
+    rescale ||
     have.subjects.join() !== subject ||
     have.duplicate_window !== want.duplicate_window ||
     (limits !== undefined &&
       (have.max_age !== want.max_age ||
         have.max_msgs_per_subject !== want.max_msgs_per_subject ||
         have.discard !== want.discard));
-  if (stale) await jsm.streams.update(name, tunable);
+  if (!stale) return;
+  await jsm.streams.update(name, tunable).catch((err) => Promise.reject(replicasRefused(err, name, replicas)));
+  if (!rescale) return;
+  // The cluster copies (or drops copies of) every message, and moves the stream's durables with it
+  // (they inherit its count): worth a line, and the durables are declared only once it has settled.
+  log.info({ stream: name, from: have.num_replicas, to: replicas }, 'stream replicas changed');
+  await settled(jsm, name, replicas);
+}
+
+/** A server that cannot keep that many copies (a single server, or fewer nodes) says so in its words: add ours. */
+function replicasRefused(err: unknown, name: string, replicas: number | undefined): unknown {
+  if (!(err instanceof JetStreamApiError) || replicas === undefined || replicas === 1) return err;
+  if (!/replica|cluster|peers|resources/i.test(err.message)) return err;
+  return new Error(
+    `stream ${name}: NATS cannot keep ${replicas} copies (${err.message}); ` +
+      "MCP_FLEET_NATS_REPLICAS may be at most the JetStream cluster's nodes, and 1 for a single server",
+    { cause: err },
+  );
+}
+
+/** How long a stream whose replicas changed may take to have them all current, and its durables led. */
+const SETTLE_MS = 60_000;
+
+/**
+ * Until the stream has a leader and `replicas - 1` current followers, and each of its durables a
+ * leader: while they move, their API requests go unanswered (a timeout, not an error to act on).
+ */
+async function settled(jsm: JetStreamManager, name: string, replicas: number) {
+  const deadline = Date.now() + SETTLE_MS;
+  let last = 'no answer';
+  for (;;) {
+    try {
+      const { cluster } = await jsm.streams.info(name);
+      const followers = cluster?.replicas ?? [];
+      const durables = await jsm.consumers.list(name).next();
+      const leaderless = durables.filter((c) => !c.cluster?.leader).map((c) => c.name);
+      if (cluster?.leader && followers.length === replicas - 1 && followers.every((r) => r.current)) {
+        if (leaderless.length === 0) return;
+        last = `durables without a leader: ${leaderless.join(', ')}`;
+      } else
+        last = `leader ${cluster?.leader ?? 'none'}, ${followers.filter((r) => r.current).length} current followers`;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    if (Date.now() > deadline)
+      throw new Error(`stream ${name} did not settle in ${replicas} replicas within ${SETTLE_MS / 1000} s (${last})`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
 }
 
 export interface DurableSettings {

@@ -29,6 +29,12 @@ export interface NatsBusOptions extends QueueOptions, NatsConnectOptions {
    * for (retried, one log line) and nothing is ever created, updated or deleted.
    */
   declare?: boolean;
+  /**
+   * Copies of each stream a JetStream cluster keeps (1–5, at most its nodes: MCP_FLEET_NATS_REPLICAS).
+   * Unset: streams are created as the server makes them and an existing one's count is left alone;
+   * set: an existing stream with another count is changed to it (and the change logged).
+   */
+  replicas?: number;
 }
 
 export interface NatsBus extends Bus {
@@ -47,7 +53,7 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<NatsBus> {
   const nc = await connect(natsConnectionOptions(opts));
   const js = jetstream(nc);
   const jsm = await jetstreamManager(nc);
-  const declarations = new NatsDeclarations(jsm, names, plan);
+  const declarations = new NatsDeclarations(jsm, names, plan, ctx.log);
   // A declaration in flight when the connection drops is never answered: forget it, so callers
   // after the reconnect declare again instead of waiting for its timeout.
   const link = watchConnection(nc, ctx.log, () => declarations.forget());

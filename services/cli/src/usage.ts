@@ -65,7 +65,7 @@ export const VERB_USAGE: Record<string, string> = {
                                        --source-address: where its agents' probes connect from`,
   control: `mcp-fleet control [--fleet file] [--data-dir dir] [--host addr]
                                        the control plane alone (DATABASE_URL, NATS_URL)`,
-  agent: `mcp-fleet agent --region <name> [--concurrency N] [--metrics-port P] [--host addr]
+  agent: `mcp-fleet agent --region <name> [--concurrency N|auto] [--metrics-port P] [--host addr]
                   [--ack-wait ms] [--allow cidrs] [--deny cidrs] [--schemes list] [--source-address ip]
                                        a regional probe agent (NATS_URL); its own probe floor
                                        (default: public addresses, http and https) bounds every job;

@@ -77,6 +77,7 @@ const ROLES = {
     'MCP_FLEET_NATS_AGENT_EU_WEST_PASSWORD',
     'MCP_FLEET_NATS_AGENT_US_EAST_PASSWORD',
     'MCP_FLEET_NATS_CONTROL_PASSWORD',
+    'MCP_FLEET_NATS_ROUTE_PASSWORD',
   ],
   postgres: ['POSTGRES_PASSWORD'],
   grafana: ['GRAFANA_ADMIN_PASSWORD'],
@@ -114,6 +115,11 @@ describe('mcp-fleet secrets init', () => {
     for (const v of values) expect(v.length).toBeGreaterThanOrEqual(43);
     expect(Buffer.from(master('MCP_FLEET_SECRET_KEY'), 'base64')).toHaveLength(32);
     expect(master('MCP_FLEET_NATS_CONTROL_PASSWORD')).toMatch(/^[a-z][0-9a-f]{64}$/);
+    // The cluster's route password goes into route URLs as it is: nothing in it needs escaping.
+    expect(master('MCP_FLEET_NATS_ROUTE_PASSWORD')).toMatch(/^[a-z][0-9a-f]{64}$/);
+    expect(new URL(`nats-route://r:${master('MCP_FLEET_NATS_ROUTE_PASSWORD')}@nats-1:6222`).password).toBe(
+      master('MCP_FLEET_NATS_ROUTE_PASSWORD'),
+    );
     // Named, never printed.
     expect(first.stdout).toContain('generated MCP_FLEET_ADMIN_TOKEN');
     for (const v of values) expect(first.stdout).not.toContain(v);
@@ -182,6 +188,11 @@ describe('mcp-fleet secrets init', () => {
       ],
       [{ MCP_FLEET_NATS_AGENT_EU_WEST_PASSWORD: 'has a space in it ok' }, /^mcp-fleet: MCP_FLEET_NATS_AGENT_EU_WEST/],
       [{ MCP_FLEET_NATS_AGENT_EU_WEST_PASSWORD: 'x}include "/etc"' }, /^mcp-fleet: MCP_FLEET_NATS_AGENT_EU_WEST/],
+      // It would end the route URL's password and name another host.
+      [
+        { MCP_FLEET_NATS_ROUTE_PASSWORD: 'route-password@evil.example:6222' },
+        /^mcp-fleet: MCP_FLEET_NATS_ROUTE_PASSWORD/,
+      ],
     ];
     for (const [env, message] of cases) {
       const { code, stdout, stderr } = await init(dir, env);

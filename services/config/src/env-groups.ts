@@ -110,6 +110,17 @@ export const NATS = {
   }),
 };
 
+/**
+ * How many copies of each stream a JetStream cluster keeps: read where the streams are declared
+ * (control, `up`), never by agents. One per node at most, and JetStream allows 5.
+ */
+export const NATS_STREAMS = {
+  MCP_FLEET_NATS_REPLICAS: variable(wholeNumber('MCP_FLEET_NATS_REPLICAS', 1, 5), {
+    description: "copies of each stream in a JetStream cluster (at most its nodes; an existing stream's are changed)",
+    default: '1',
+  }),
+};
+
 /** The bus options the environment gives (bus's OpenBusOptions): only what is set. */
 export interface NatsSettings {
   natsUrl?: string;
@@ -119,6 +130,8 @@ export interface NatsSettings {
   credsFile?: string;
   namespace?: string;
   tls?: { caFile?: string; certFile?: string; keyFile?: string };
+  /** MCP_FLEET_NATS_REPLICAS: set for the roles that declare the streams. */
+  replicas?: number;
 }
 
 export function nats(e: Out<typeof NATS>): NatsSettings {

@@ -22,6 +22,7 @@ import {
   MCP_LIMITS,
   METRICS_TOKEN,
   NATS,
+  NATS_STREAMS,
   type NatsSettings,
   nats,
   PROBE_FLOOR,
@@ -144,6 +145,7 @@ export const controlEnv = roleEnv(
     ...DATABASE,
     ...SECRET_KEY,
     ...NATS,
+    ...NATS_STREAMS,
     ...LOG,
   },
   (e, ctx): ControlSettings => ({
@@ -156,7 +158,7 @@ export const controlEnv = roleEnv(
     mcpDetectionLimits: mcpDetectionLimits(e),
     database: database(e),
     secretKey: secretKey(e),
-    nats: nats(e),
+    nats: { ...nats(e), replicas: e.MCP_FLEET_NATS_REPLICAS },
     log: log(e),
   }),
 );
@@ -321,6 +323,7 @@ export const upEnv = roleEnv(
     ...DATABASE,
     ...SECRET_KEY,
     ...NATS,
+    ...NATS_STREAMS,
     ...LOG,
     ...TRACING,
   },
@@ -341,7 +344,7 @@ export const upEnv = roleEnv(
       traceUrl: e.MCP_FLEET_TRACE_URL,
       database: database(e),
       secretKey: secretKey(e),
-      nats: nats(e),
+      nats: { ...nats(e), replicas: e.MCP_FLEET_NATS_REPLICAS },
       log: log(e),
       tracing: tracing(e),
     };

@@ -32,7 +32,8 @@ describe("control's environment", () => {
     expect(c.exposure).toEqual({ allowUnauthenticated: false, allowedHosts: [] });
     expect(c.probeFloor).toEqual({});
     expect(c.database).toEqual({ url: undefined, password: undefined, tls: {} });
-    expect(c.nats).toEqual({});
+    // One copy of each stream unless told: a single nats-server cannot keep more.
+    expect(c.nats).toEqual({ replicas: 1 });
     expect(c.log).toEqual({ level: 'info', format: undefined, colour: true });
   });
 
@@ -72,6 +73,7 @@ describe("control's environment", () => {
       user: 'control',
       namespace: 'test',
       tls: { caFile: '/ca.pem' },
+      replicas: 1,
     });
     expect(c.log).toEqual({ level: 'info', format: 'json', colour: false });
   });
@@ -107,6 +109,19 @@ describe("control's environment", () => {
     } catch (err) {
       expect((err as Error).message).not.toContain('hunter2');
     }
+  });
+
+  it("sets the streams' replicas for a JetStream cluster: a whole number from 1 to 5, and only where streams are declared", () => {
+    expect(parseEnv(controlEnv, { MCP_FLEET_NATS_REPLICAS: '3' }).nats.replicas).toBe(3);
+    expect(parseEnv(upEnv, { MCP_FLEET_NATS_REPLICAS: '5' }).nats.replicas).toBe(5);
+    expect(parseEnv(upEnv, {}).nats.replicas).toBe(1);
+    for (const bad of ['0', '6', '2.5', 'three', '-1', ''])
+      expect(() => parseEnv(controlEnv, { MCP_FLEET_NATS_REPLICAS: bad }), bad).toThrow(
+        new ConfigError(`MCP_FLEET_NATS_REPLICAS takes a whole number from 1 to 5, got ${bad}`),
+      );
+    // Agents declare nothing (their NATS user may not): they neither read it nor pass it on.
+    expect(variablesOf(agentEnv).map((v) => v.name)).not.toContain('MCP_FLEET_NATS_REPLICAS');
+    expect(parseEnv(agentEnv, { MCP_FLEET_NATS_REPLICAS: '3' }).nats).not.toHaveProperty('replicas');
   });
 
   it('reads a secret from <VAR>_FILE when the variable is unset, naming the file when it cannot', () => {

@@ -34,10 +34,11 @@ export function createApi(ctx: ApiContext): Router {
       const m = await ctx.metricsText();
       return { text: m.text, contentType: m.contentType };
     })
-    .on('GET', '/healthz', async () => ({ json: { ok: true } }))
+    // Both say whether this replica schedules: a follower is as healthy and as ready (it ingests and serves).
+    .on('GET', '/healthz', async () => ({ json: { ok: true, scheduling: ctx.scheduling() } }))
     .on('GET', '/readyz', async () => {
       if (!ctx.ready()) throw new HttpError(503, 'not ready');
-      return { json: { ok: true } };
+      return { json: { ok: true, scheduling: ctx.scheduling() } };
     });
   return router;
 }

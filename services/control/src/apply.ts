@@ -26,6 +26,7 @@ import {
   lastRetiredTest,
   listActiveServers,
   listActiveTests,
+  lockFleetApply,
   retireServer,
   retireTest,
   reviveServer,
@@ -76,6 +77,8 @@ class RolledBack extends Error {
 export async function applyFleet(db: Db, fleet: FleetDefinition, opts: ApplyOptions = {}): Promise<ApplySummary> {
   try {
     return await db.transaction(async (tx) => {
+      // Controls applying at once (replicas started with one file) take turns: each reads what the last wrote.
+      await lockFleetApply(tx);
       const summary = await write(tx, fleet);
       if (opts.dryRun) throw new RolledBack({ ...summary, dryRun: true });
       if (opts.expectPlan !== undefined && opts.expectPlan !== summary.plan) throw new PlanChangedError(summary);

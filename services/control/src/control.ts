@@ -1,5 +1,8 @@
 // The control plane on one process: applies the fleet, schedules jobs, ingests results, records
 // agents' heartbeats, prunes old runs, detections and silent agents, and serves the API and /metrics.
+// Several controls may run on one database: the one holding the scheduling lease schedules, every
+// one ingests and serves (lease.ts, docs/control-replicas.md).
+import { randomUUID } from 'node:crypto';
 import { CredentialsUnreadableError } from '@mcp-fleet/auth';
 import type { Bus } from '@mcp-fleet/bus';
 import type { FleetDefinition } from '@mcp-fleet/config';
@@ -7,11 +10,13 @@ import type { Logger } from '@mcp-fleet/log';
 import { describeRanges, PUBLIC_ONLY, TargetPolicy, type TargetPolicyRanges } from '@mcp-fleet/probe';
 import {
   type Db,
+  FLEET_CHANGED_CHANNEL,
   recordDetection,
-  recordRun,
+  recordRuns,
   resealCredentials,
   type Store,
   sealStoredCredentials,
+  tellFleetChanged,
 } from '@mcp-fleet/store';
 import { createApi } from './api';
 import { serveApi } from './api-server';
@@ -19,9 +24,11 @@ import { type ApplyOptions, type ApplySummary, applyFleet } from './apply';
 import { API_AUTH_HOW, ApiAuth, assertSafeBind, MCP_PATH } from './auth';
 import { tellFleetChange } from './events';
 import { FleetInForce } from './fleet-in-force';
+import type { GaugeSnapshotOptions } from './gauge-snapshot';
 import { recordHeartbeats } from './heartbeats';
 import type { RouteInfo } from './http';
 import { startIngest } from './ingest';
+import { Lease } from './lease';
 import { mcpEndpoint } from './mcp/endpoint';
 import { DetectionLimiter, type DetectionLimits } from './mcp/rate-limit';
 import { MONITOR_TOOLS } from './mcp/tools';
@@ -56,7 +63,11 @@ export interface ControlOptions {
   mcpDetectionLimits?: Partial<DetectionLimits>;
   tickMs?: number;
   ingestConcurrency?: number;
+  /** How the state gauges' snapshots are kept (gauge-snapshot.ts; maxAgeMs 0: read at every scrape). */
+  gauges?: GaugeSnapshotOptions;
   retentionDays?: number;
+  /** How often a control without the scheduling lease tries for it; default a quarter of the shortest interval (0.25–5 s). */
+  leasePollMs?: number;
 }
 
 export interface Control {
@@ -64,6 +75,8 @@ export interface Control {
   /** The API's routes and what each needs (read, admin, public, metrics). */
   routes: RouteInfo[];
   scheduler: Scheduler;
+  /** Whether this control holds the scheduling lease (it schedules; the others only ingest and serve). */
+  scheduling(): boolean;
   apply(fleet: FleetDefinition, opts?: ApplyOptions): Promise<ApplySummary>;
   /** Reload the schedule from the database (after any change to the fleet). */
   reschedule(): Promise<void>;
@@ -93,7 +106,14 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
     { floor: floorRanges },
     `probe floor of control's own probes (detect, a pinned test's first run): ${describeRanges(floorRanges)}`,
   );
-  const metrics = createControlMetrics(controlMetricsSources(store, bus, () => fleet.regions));
+  const gauges = controlMetricsSources(
+    store,
+    bus,
+    () => fleet.regions,
+    opts.gauges,
+    (err) => log.warn({ err: err.message }, 'control gauges: the store could not be read; serving the last snapshot'),
+  );
+  const metrics = createControlMetrics(gauges);
   const schedule = new Schedule({
     db,
     bus,
@@ -103,8 +123,43 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
     policy: () => fleet.ranges,
     tickMs: opts.tickMs,
   });
-  const apply = (definition: FleetDefinition, applyOpts: ApplyOptions = {}) =>
-    applyAndAdopt({ db, bus, log, fleet, schedule }, definition, applyOpts);
+  // This control among the others on the database (its fleet-change notices say it).
+  const self = randomUUID();
+  // Who schedules among the controls on this database (started last, below).
+  const lease = new Lease({
+    open: () => store.openSession(),
+    pollMs: () => opts.leasePollMs ?? leasePollMs(schedule.scheduler.shortestIntervalMs()),
+    onChange: async (held) => {
+      metrics.leader.set(held ? 1 : 0);
+      if (held) await schedule.lead();
+      else schedule.follow();
+    },
+    log,
+    // A change through another control's API: read the schedule now, not at the next periodic read.
+    listen: {
+      channel: FLEET_CHANGED_CHANNEL,
+      onNotice: (from) => {
+        if (from === self) return; // its own change, already being read
+        log.info({}, 'the fleet changed through another control: reading the schedule again');
+        schedule.reloadSoon();
+        gauges.changed();
+      },
+    },
+  });
+  metrics.leader.set(0);
+  // The one scheduling may be another control: it listens (lease.ts). Best effort: it also reads every 30 s.
+  const tellOtherControls = () =>
+    void tellFleetChanged(db, self).catch((err) =>
+      log.warn({ err: (err as Error).message }, 'could not tell the other controls of a fleet change'),
+    );
+  const apply = async (definition: FleetDefinition, applyOpts: ApplyOptions = {}) => {
+    const summary = await applyAndAdopt({ db, bus, log, fleet, schedule }, definition, applyOpts);
+    if (!summary.dryRun) {
+      tellOtherControls();
+      gauges.changed();
+    }
+    return summary;
+  };
 
   await sealCredentials(store, log);
   await bus.ensure(fleet.regions);
@@ -121,9 +176,12 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
     changed: (change) => {
       if (change) tellFleetChange(log, { ...change, by: 'api' });
       schedule.reloadSoon();
+      tellOtherControls();
+      gauges.changed();
     },
     metricsText: async () => ({ text: await metrics.registry.metrics(), contentType: metrics.registry.contentType }),
     ready: () => !stopping,
+    scheduling: () => lease.held,
   });
   // The monitor's own MCP server at /mcp, calling these same routes (mcp/endpoint.ts). Its call
   // counter starts with every series at 0, so rate() and absent() read it before the first call.
@@ -150,35 +208,54 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
   const ingest = startIngest({
     bus,
     store: {
-      recordRun: (input) => recordRun(db, input),
+      recordRuns: async (inputs) => {
+        const stats = { quiet: 0, slow: 0, fallback: false };
+        const answers = await recordRuns(db, inputs, stats);
+        if (stats.fallback) metrics.ingestBatchFallbacks.inc();
+        return answers;
+      },
       recordDetection: (input) => recordDetection(db, input),
     },
     metrics,
     concurrency: opts.ingestConcurrency,
     regions: () => fleet.regions,
     onRun: (testId, region, revision) => schedule.noteRun(testId, region, revision),
+    onMoved: () => gauges.changed(),
     log,
   });
   const heartbeats = recordHeartbeats(bus, db, log);
   const pruning = startPruning(db, log, opts.retentionDays);
-  schedule.start();
+  // The lease last: a control that takes it schedules at once (a lone control, or PGlite's, before
+  // startControl returns); one that does not keeps trying.
+  await lease.start();
 
   return {
     url: api.url,
     routes: router.routes(),
     scheduler: schedule.scheduler,
+    scheduling: () => lease.held,
     apply,
     reschedule: () => schedule.reload(),
     async stop() {
       stopping = true;
       schedule.stop();
+      await lease.stop();
       pruning.stop();
+      gauges.stop();
       await heartbeats.stop();
       await ingest.stop();
       await api.close();
       await mcp.close();
     },
   };
+}
+
+/**
+ * How often to try for the scheduling lease: a quarter of the shortest interval, so a control takes
+ * over from a dead one well within one interval; at least 250 ms, at most 5 s.
+ */
+export function leasePollMs(shortestIntervalMs: number | null): number {
+  return Math.min(5_000, Math.max(250, Math.floor((shortestIntervalMs ?? 20_000) / 4)));
 }
 
 /**

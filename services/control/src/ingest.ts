@@ -1,5 +1,7 @@
 // Results ingest: write each run once (idempotent by job id), move the test's current revision,
-// record era moves, and ack only after the database commit. A database that is away makes
+// record era moves, and ack only after the database commit. Runs are written a batch at a time
+// (group-commit.ts: one transaction for many results, as many as arrived while the last batch was
+// being written), each with its own answer and its own error. A database that is away makes
 // results wait in the bus (nak with backoff); a result the database can never take is rejected.
 // Results come off the bus, a trust boundary: one from a region that is not the fleet's, whose job
 // id is not the job id of what it claims, or whose test is not its server's (store checks that, and
@@ -20,6 +22,7 @@ import {
   tellRun,
   tellSurfaceChanges,
 } from './events';
+import { GroupCommit, type Settled } from './group-commit';
 import type { ControlMetrics } from './metrics';
 import { detectionJobId, handshakeJobId } from './slots';
 
@@ -29,6 +32,8 @@ export type RecordedRun =
       duplicate: false;
       /** From an older slot than the test's last run in the region: kept, but it moved nothing. */
       stale: boolean;
+      /** The run made its region state, or changed its revision, failing or failure count (store's). */
+      moved?: boolean;
       /** The test's current revision in the region after the run, as the store has it. */
       currentRevision: string | null;
       /** The surface changes the run recorded (store's RecordedSurfaceChange). */
@@ -49,26 +54,30 @@ export type RecordedRun =
       consensus?: { was: boolean; now: boolean; regionsFailing: number; regionsTotal: number; needed: number };
     });
 
+/** One run as ingest hands it to the store. */
+export interface RunInput {
+  jobId: string;
+  testId: string;
+  serverId: string;
+  region: string;
+  agent: string;
+  scheduledAt: Date;
+  startedAt: Date;
+  finishedAt: Date;
+  traceId: string | null;
+  run: NonNullable<Result['run']>;
+  /** A conformance-depth run's checks (filed only for a conformance test: the store judges). */
+  conformance: Result['conformance'];
+  /** The surfaces a conformance or surface run read (the store verifies and files them). */
+  surfaces: Result['surfaces'];
+  /** A script run's steps (kept only for a script test). */
+  script: Result['script'];
+}
+
 /** What ingest needs from the store. */
 export interface IngestStore {
-  recordRun(input: {
-    jobId: string;
-    testId: string;
-    serverId: string;
-    region: string;
-    agent: string;
-    scheduledAt: Date;
-    startedAt: Date;
-    finishedAt: Date;
-    traceId: string | null;
-    run: NonNullable<Result['run']>;
-    /** A conformance-depth run's checks (filed only for a conformance test: the store judges). */
-    conformance: Result['conformance'];
-    /** The surfaces a conformance or surface run read (the store verifies and files them). */
-    surfaces: Result['surfaces'];
-    /** A script run's steps (kept only for a script test). */
-    script: Result['script'];
-  }): Promise<RecordedRun>;
+  /** Many runs in one transaction, an answer (or an error) for each, in order (store's recordRuns). */
+  recordRuns(inputs: RunInput[]): Promise<Settled<RecordedRun>[]>;
   recordDetection(input: {
     jobId: string | null;
     serverId: string;
@@ -81,7 +90,11 @@ export interface IngestOptions {
   bus: Bus;
   store: IngestStore;
   metrics: ControlMetrics;
+  /** Results in flight at once (taken from the bus, not yet acked): what a batch can gather. */
   concurrency?: number;
+  /** Most runs in one transaction, and transactions at once (INGEST_DEFAULTS). */
+  maxBatch?: number;
+  writers?: number;
   /** The fleet's regions now: a result from any other is rejected. */
   regions: () => readonly string[];
   /**
@@ -89,6 +102,11 @@ export interface IngestOptions {
    * revision after it, so the scheduler's view of current revisions follows the store's.
    */
   onRun?: (testId: string, region: string, current: Revision) => void;
+  /**
+   * Told when a written run changed something control's state gauges show (a state made or moved,
+   * a move, a disagreement, a conformance test's checks): they read the store again (gauge-snapshot.ts).
+   */
+  onMoved?: () => void;
   /** Rejections and retries; and one info line per change the operator cares about (events.ts). */
   log: EventLog & { warn: (obj: object, msg: string) => void; error: (obj: object, msg: string) => void };
 }
@@ -105,11 +123,30 @@ function ownJobId(r: Result): string | undefined {
   return r.testId ? handshakeJobId(r.testId, r.region, r.slot) : undefined;
 }
 
+/**
+ * Measured with `npm run bench:ingest` (README, performance): batches of 64–128 runs, two to four at
+ * a time, write several times the runs per second of one transaction per run; a batch of 128 still
+ * commits well inside the freshness goal. Four writers: the runs that move something (a fleet's first
+ * runs, churn) are written one by one inside a batch, and more transactions spread them over the cores.
+ */
+export const INGEST_DEFAULTS = { concurrency: 512, maxBatch: 128, writers: 4 } as const;
+
 export function startIngest(opts: IngestOptions): Subscription {
-  return opts.bus.consumeResults((d) => ingestOne(d, opts), { concurrency: opts.concurrency ?? 8 });
+  const runs = new GroupCommit<RunInput, RecordedRun>((inputs) => opts.store.recordRuns(inputs), {
+    maxBatch: opts.maxBatch ?? INGEST_DEFAULTS.maxBatch,
+    writers: opts.writers ?? INGEST_DEFAULTS.writers,
+    onBatch: (size) => opts.metrics.ingestBatch.observe(size),
+  });
+  return opts.bus.consumeResults((d) => ingestOne(d, opts, runs), {
+    concurrency: opts.concurrency ?? INGEST_DEFAULTS.concurrency,
+  });
 }
 
-async function ingestOne(d: Delivery<Result>, opts: IngestOptions): Promise<void> {
+async function ingestOne(
+  d: Delivery<Result>,
+  opts: IngestOptions,
+  runs: GroupCommit<RunInput, RecordedRun>,
+): Promise<void> {
   const r = d.value;
   const reject = async (reason: string) => {
     opts.metrics.ingest.inc({ kind: r.kind, result: 'rejected' });
@@ -144,7 +181,7 @@ async function ingestOne(d: Delivery<Result>, opts: IngestOptions): Promise<void
   }
   try {
     if (r.kind === 'handshake' && r.run && r.testId) {
-      const out = await opts.store.recordRun({
+      const out = await runs.add({
         jobId: r.jobId,
         testId: r.testId,
         serverId: r.serverId,
@@ -169,6 +206,7 @@ async function ingestOne(d: Delivery<Result>, opts: IngestOptions): Promise<void
       }
       // Told once, when the database has it: a duplicate wrote nothing and a stale run moved nothing.
       if (!out.duplicate && !out.stale) {
+        if (movedGauges(out)) opts.onMoved?.();
         tellRun(opts.log, r.region, out, r.run);
         tellJudgement(opts, out, new Date(r.finishedAt));
       }
@@ -203,6 +241,19 @@ async function ingestOne(d: Delivery<Result>, opts: IngestOptions): Promise<void
     );
     await d.nak(nakDelayMs(d.redeliveries));
   }
+}
+
+/** Whether a written run changed what control's state gauges show. */
+function movedGauges(out: RecordedRun & { duplicate: false }): boolean {
+  return Boolean(
+    out.moved ||
+      out.eraMove ||
+      out.confirmedMoves?.length ||
+      out.flap ||
+      out.disagreement ||
+      out.surfaceChanges?.length ||
+      out.test.depth === 'conformance',
+  );
 }
 
 /**

@@ -15,6 +15,7 @@ import {
   testConsensus,
 } from '@mcp-fleet/store';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { GaugeSnapshot, type GaugeSnapshotOptions } from './gauge-snapshot';
 
 export interface ServerState {
   server: string;
@@ -84,12 +85,31 @@ export function createControlMetrics(sources: ControlMetricsSources) {
     help: 'Scheduled (test or detection, region) pairs.',
     registers: [registry],
   });
+  // Of the controls on one database, the one holding the scheduling lease reads 1 (lease.ts): the
+  // sum across replicas is 1 while one schedules, 0 while none does.
+  const leader = new Gauge({
+    name: 'mcp_scheduler_leader',
+    help: 'Whether this control holds the scheduling lease and schedules (1), or only ingests and serves the API (0).',
+    registers: [registry],
+  });
   const ingest = new Counter({
     name: 'mcp_ingest_total',
     // duplicate: the job already has its run (or detection). The bus does not deduplicate results,
     // so every repeat is counted here: a redelivery, a publish retried, a job run twice.
     help: 'Results ingested, by kind and result (written, duplicate: its job already had one, retried, rejected).',
     labelNames: ['kind', 'result'] as const,
+    registers: [registry],
+  });
+  // Group commit (ingest.ts): how many runs each transaction wrote; small under light load by design.
+  const ingestBatch = new Histogram({
+    name: 'mcp_ingest_batch_runs',
+    help: 'Runs written per ingest transaction (group commit: the results that arrived while the last batch was written).',
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
+    registers: [registry],
+  });
+  const ingestBatchFallbacks = new Counter({
+    name: 'mcp_ingest_batch_fallbacks_total',
+    help: 'Ingest batches whose transaction failed (a run the database refused, a deadlock) and were written run by run.',
     registers: [registry],
   });
   const moves = new Counter({
@@ -281,7 +301,21 @@ export function createControlMetrics(sources: ControlMetricsSources) {
       for (const c of await conformance()) this.set({ server: c.server }, c.mustFailing === 0 ? 1 : 0);
     },
   });
-  return { registry, jobs, lag, entries, ingest, moves, movesConfirmed, flaps, surfaceChanges, mcpToolCalls };
+  return {
+    registry,
+    jobs,
+    lag,
+    entries,
+    leader,
+    ingest,
+    ingestBatch,
+    ingestBatchFallbacks,
+    moves,
+    movesConfirmed,
+    flaps,
+    surfaceChanges,
+    mcpToolCalls,
+  };
 }
 
 export type ControlMetrics = ReturnType<typeof createControlMetrics>;
@@ -289,23 +323,36 @@ export type ControlMetrics = ReturnType<typeof createControlMetrics>;
 /**
  * What control's gauges read: the store's servers and agents, the bus's poison count. `fleetRegions`
  * is the fleet in force (what ingest accepts results from): a state left by a region no longer in
- * the fleet does not count towards a consensus.
+ * the fleet does not count towards a consensus. The fleet-wide reads are snapshots
+ * (gauge-snapshot.ts): read again when told `changed()` or when old, never per scrape.
  */
 export function controlMetricsSources(
   store: Store,
   bus: Bus,
   fleetRegions?: () => readonly string[],
-): ControlMetricsSources {
-  return {
-    poison: () => bus.stats().poison,
-    serverStates: () => serverStates(store),
-    conformance: () => conformanceFailing(store.db),
-    regions: async () => {
-      const [consensus, open] = await Promise.all([
+  snapshots: GaugeSnapshotOptions = {},
+  onError: (err: Error) => void = () => {},
+): ControlMetricsSources & { changed(): void; stop(): void } {
+  const states = new GaugeSnapshot(() => serverStates(store), snapshots, onError);
+  const conformance = new GaugeSnapshot(() => conformanceFailing(store.db), snapshots, onError);
+  const regions = new GaugeSnapshot(
+    () =>
+      Promise.all([
         testConsensus(store.db, { regions: fleetRegions?.() }),
         // At most one open disagreement per test: the most a listing gives is plenty for a fleet.
         regionDisagreementList(store.db, { open: true, limit: 500 }),
-      ]);
+      ]),
+    snapshots,
+    onError,
+  );
+  const all = [states, conformance, regions];
+  return {
+    poison: () => bus.stats().poison,
+    serverStates: () => states.get(),
+    conformance: () => conformance.get(),
+    // How long a disagreement has lasted is the scrape's own clock's, not the snapshot's.
+    regions: async () => {
+      const [consensus, open] = await regions.get();
       return regionsState(consensus, open, new Date());
     },
     agentsSeen: async () => {
@@ -313,6 +360,12 @@ export function controlMetricsSources(
       for (const a of await listAgents(store.db))
         if (!a.stale) byRegion.set(a.region, (byRegion.get(a.region) ?? 0) + 1);
       return [...byRegion].map(([region, count]) => ({ region, count }));
+    },
+    changed: () => {
+      for (const s of all) s.changed();
+    },
+    stop: () => {
+      for (const s of all) s.stop();
     },
   };
 }

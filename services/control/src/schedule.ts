@@ -1,15 +1,20 @@
 // What control schedules: every active test in each of its regions (and a server's detection
 // where asked), read from the database into the Scheduler's entries. Read again after every change
 // to the fleet and every 30 s (a change made by another control, or by hand, is picked up too).
+// Only the control holding the scheduling lease publishes (lease.ts): lead() and follow().
 import type { Bus } from '@mcp-fleet/bus';
 import { conformanceTimeoutMs, effectiveIntervalMs } from '@mcp-fleet/config';
 import type { Logger } from '@mcp-fleet/log';
 import { isRevision, type Revision } from '@mcp-fleet/probe';
-import { type ActiveTest, type Db, listActiveTests } from '@mcp-fleet/store';
+import { type ActiveTest, currentRevisions, type Db, listActiveTests } from '@mcp-fleet/store';
 import type { ControlMetrics } from './metrics';
 import { type ScheduleEntry, Scheduler } from './scheduler';
 
 const RESCHEDULE_EVERY_MS = 30_000;
+/** How long jobs about to go out wait for their tests' current revisions before going with the known ones. */
+const REFRESH_DEADLINE_MS = 500;
+/** After a failed read-back, jobs go with the known revisions this long before the next try. */
+const REFRESH_BACKOFF_MS = 5_000;
 
 export interface ScheduleOptions {
   db: Db;
@@ -32,6 +37,11 @@ export class Schedule {
   readonly #unreadable = new Map<string, string>();
   #reloading: Promise<void> | undefined;
   #timer: NodeJS.Timeout | undefined;
+  /** Whether this control schedules (holds the lease): lead() and follow() say. */
+  #leading = false;
+  /** A read-back failed: none is tried before this time (ms), and the recovery is said once. */
+  #refreshRetryAt = 0;
+  #refreshFailing = false;
 
   constructor(opts: ScheduleOptions) {
     this.#opts = opts;
@@ -41,6 +51,7 @@ export class Schedule {
       currentRevision: (testId, region) => this.#current.get(key(testId, region)) ?? null,
       policy: opts.policy,
       tickMs: opts.tickMs,
+      refresh: (entries) => this.#refreshRevisions(entries),
       onPublished: (job, lagMs, duplicate) => {
         metrics.jobs.inc({ kind: job.kind, result: duplicate ? 'duplicate' : 'published' });
         if (!duplicate) metrics.lag.observe(lagMs / 1000);
@@ -90,14 +101,77 @@ export class Schedule {
 
   /** Publish jobs as they come due, and read the schedule again every 30 s. */
   start(): void {
+    clearInterval(this.#timer);
     this.#timer = setInterval(() => this.reloadSoon(), RESCHEDULE_EVERY_MS);
     this.#timer.unref();
     this.scheduler.start();
   }
 
   stop(): void {
+    this.#leading = false;
     this.scheduler.stop();
     clearInterval(this.#timer);
+  }
+
+  /**
+   * This control has the scheduling lease: read the fleet again (another control may have changed
+   * it), take every entry's place from now — the current slot if still fresh — and publish.
+   */
+  async lead(): Promise<void> {
+    this.#leading = true;
+    try {
+      await this.reload();
+    } catch (err) {
+      // Postgres away: schedule what was last read rather than nothing.
+      this.#opts.log.error(
+        { err: (err as Error).message },
+        'could not load the schedule; scheduling the last one read',
+      );
+    }
+    if (!this.#leading) return; // the lease went meanwhile
+    this.scheduler.resume();
+    this.start();
+    this.#opts.log.info(
+      { entries: this.scheduler.size },
+      `scheduling ${this.scheduler.size} entries, each from its current slot while still fresh`,
+    );
+  }
+
+  /** Another control schedules: publish nothing. */
+  follow(): void {
+    this.stop();
+  }
+
+  /**
+   * The due tests' current revisions, read back from the store before their jobs go out: the run
+   * that moved one may have been ingested by another control. Bounded (REFRESH_DEADLINE_MS) and,
+   * after a failure, not tried for a while: a database away must not hold jobs past their freshness.
+   */
+  async #refreshRevisions(entries: readonly ScheduleEntry[]): Promise<void> {
+    const ids = entries.flatMap((e) => (e.testId ? [e.testId] : []));
+    if (ids.length === 0 || Date.now() < this.#refreshRetryAt) return;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const read = await Promise.race([
+        currentRevisions(this.#opts.db, ids),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no answer in ${REFRESH_DEADLINE_MS} ms`)), REFRESH_DEADLINE_MS);
+        }),
+      ]);
+      for (const [k, revision] of read) if (isRevision(revision)) this.#current.set(k, revision);
+      if (this.#refreshFailing) this.#opts.log.info({}, "reading tests' current revisions back again");
+      this.#refreshFailing = false;
+    } catch (err) {
+      this.#refreshRetryAt = Date.now() + REFRESH_BACKOFF_MS;
+      if (!this.#refreshFailing)
+        this.#opts.log.warn(
+          { err: (err as Error).message },
+          "could not read tests' current revisions back; jobs carry the ones this control last saw",
+        );
+      this.#refreshFailing = true;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Probing without its credentials would only report auth_required: say why it is not probed, once. */

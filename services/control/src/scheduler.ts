@@ -44,6 +44,12 @@ export interface SchedulerOptions {
   policy: () => { allow: string[]; deny: string[]; schemes?: string[] };
   tickMs?: number;
   now?: () => number;
+  /**
+   * Called with the entries about to be published, before their jobs are built: a chance to read
+   * their tests' current revisions back (another control may have ingested their last runs). It
+   * bounds its own time; a failure is its own to report, and the jobs go out with what is known.
+   */
+  refresh?: (entries: readonly ScheduleEntry[]) => Promise<void>;
   onPublished?: (job: Job, lagMs: number, duplicate: boolean) => void;
   onError?: (err: unknown, job: Job) => void;
 }
@@ -105,6 +111,28 @@ export class Scheduler {
     return `${e.kind}.${e.id}.${e.region}`;
   }
 
+  /**
+   * Every entry's place in time taken again from now, as a new entry's is: the current slot when
+   * it is still fresh, else the next. For a control that has just taken over the scheduling lease:
+   * the slot another control may have published already goes out again as the same job id (the
+   * bus's dedupe drops it), and no slot is burst through to catch up.
+   */
+  resume(): void {
+    const now = this.#now();
+    for (const due of this.#due.values()) {
+      const start = slotStart(now, due.entry.intervalMs, due.offset);
+      due.next = now - start <= freshnessMs(due.entry.intervalMs) ? start : start + due.entry.intervalMs;
+    }
+  }
+
+  /** The shortest interval of any entry (null when there are none). */
+  shortestIntervalMs(): number | null {
+    let shortest: number | null = null;
+    for (const due of this.#due.values())
+      if (shortest === null || due.entry.intervalMs < shortest) shortest = due.entry.intervalMs;
+    return shortest;
+  }
+
   /** Replace the entries; ones already known keep their place in time. */
   setEntries(entries: readonly ScheduleEntry[]): void {
     const now = this.#now();
@@ -164,6 +192,7 @@ export class Scheduler {
         due.next = slot + due.entry.intervalMs;
         ready.push({ due, slot });
       }
+      if (ready.length && this.#opts.refresh) await this.#opts.refresh(ready.map((r) => r.due.entry)).catch(() => {});
       await Promise.all(ready.map(({ due, slot }) => this.#publish(due, slot)));
       return ready.length;
     } finally {

@@ -71,7 +71,15 @@ beforeAll(async () => {
   store = await openStore({ databaseUrl: db.url, keyring: testKeyring() });
   await store.migrate();
   bus = createMemoryBus({ log });
-  control = await startControl({ store, bus, log, fleet: parseFleet(FLEET, 'regions test'), port: 0 });
+  // This test writes states behind control's back: the gauges read the store at every scrape.
+  control = await startControl({
+    store,
+    bus,
+    log,
+    fleet: parseFleet(FLEET, 'regions test'),
+    port: 0,
+    gauges: { maxAgeMs: 0 },
+  });
   tests = await listActiveTests(store.db);
   const orders = testOf('orders', 'newest');
   const ordersPin = testOf('orders', 'pinned');

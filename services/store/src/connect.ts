@@ -15,6 +15,7 @@ import pg from 'pg';
 import { lockDataDir } from './data-dir-lock';
 import type { Db } from './db';
 import * as schema from './schema';
+import { openSessionConnection, type SessionConnection } from './session';
 
 export interface StoreOptions {
   /** `postgres://…`; unset = embedded PGlite under `dataDir`. */
@@ -56,6 +57,11 @@ export interface Store {
   db: Db;
   /** Apply the migrations in /migrations that this database has not seen yet. */
   migrate(): Promise<void>;
+  /**
+   * Postgres: a new session of its own, outside the pool, with TCP keepalives (session.ts); the
+   * caller ends it. PGlite: null (one process, one connection: there is no other session to be).
+   */
+  openSession(): Promise<SessionConnection | null>;
   close(): Promise<void>;
 }
 
@@ -219,6 +225,7 @@ async function openPostgres(rawUrl: string, opts: StoreOptions): Promise<Store> 
       }
       opts.log?.('store: migrations applied');
     },
+    openSession: () => openSessionConnection({ url, tls }),
     async close() {
       if (closed) return;
       closed = true;
@@ -277,6 +284,7 @@ async function openPglite(dataDir: string, opts: StoreOptions): Promise<Store> {
       );
       firstStart = undefined;
     },
+    openSession: async () => null,
     async close() {
       if (!client.closed) await client.close();
       unlock();

@@ -1,6 +1,7 @@
 // Downgrades: runs where the server answered with an older revision than the one offered. They
-// are rare, so a partial index (runs_downgrades) holds exactly them and a range reads only those.
-import { and, eq, gte, lt, sql } from 'drizzle-orm';
+// are rare, so a partial index (runs_downgrades, covering what is read here) holds exactly them
+// and a range reads only that index.
+import { sql } from 'drizzle-orm';
 import type { Db } from './db';
 import { runs } from './schema';
 
@@ -32,50 +33,47 @@ export const pairKey = (requested: string, negotiated: string) => `${requested} 
 export async function downgradesOverTime(db: Db, q: DowngradeQuery): Promise<Downgrades> {
   const buckets = Math.max(1, Math.min(500, Math.floor(q.buckets)));
   const bucketMs = Math.max(1, (q.until.getTime() - q.since.getTime()) / buckets);
-  const bucket = sql<number>`floor((extract(epoch from ${runs.finishedAt}) * 1000 - ${q.since.getTime()}) / ${bucketMs})`;
-  const rows = await db
-    .select({
-      bucket: bucket.mapWith(Number),
-      requested: sql<string>`coalesce(${runs.requested}, '?')`,
-      negotiated: sql<string>`coalesce(${runs.negotiated}, '?')`,
-      runs: sql<number>`count(*)`.mapWith(Number),
-      servers: sql<string[]>`array_agg(distinct ${runs.serverId})`,
-    })
-    .from(runs)
-    .where(
-      and(
-        // The partial index's own predicate, written the same way so the planner can use it.
-        sql`${runs.outcome} = 'downgrade'`,
-        gte(runs.finishedAt, q.since),
-        lt(runs.finishedAt, q.until),
-        q.region ? eq(runs.region, q.region) : undefined,
-      ),
+  // One statement, two answers over the same rows (read from the covering partial index alone):
+  // downgrades per bucket and pair, and per pair over the range with its distinct servers.
+  const { rows } = (await db.execute(sql`
+    with d as materialized (
+      select floor((extract(epoch from finished_at) * 1000 - ${q.since.getTime()}) / ${bucketMs})::int as bucket,
+        coalesce(requested, '?') as requested, coalesce(negotiated, '?') as negotiated, server_id
+      from ${runs}
+      -- The partial index's own predicate, written the same way so the planner can use it.
+      where ${runs.outcome} = 'downgrade'
+        and finished_at >= ${q.since.toISOString()}::timestamptz and finished_at < ${q.until.toISOString()}::timestamptz
+        ${q.region ? sql`and region = ${q.region}` : sql``}
     )
-    .groupBy(sql`1`, sql`2`, sql`3`);
+    select bucket, requested, negotiated, count(*)::int as runs, null::int as servers from d group by 1, 2, 3
+    union all
+    select null, requested, negotiated, count(*)::int, count(distinct server_id)::int from d group by 2, 3`)) as unknown as {
+    rows: { bucket: number | null; requested: string; negotiated: string; runs: number; servers: number | null }[];
+  };
 
   const points = Array.from({ length: buckets }, (_, i) => ({
     at: new Date(q.since.getTime() + (i + 1) * bucketMs),
     total: 0,
     pairs: {} as Record<string, number>,
   }));
-  const pairs = new Map<string, DowngradePair & { ids: Set<string> }>();
+  const pairs = new Map<string, DowngradePair>();
   let total = 0;
   for (const r of rows) {
-    const point = points[Math.min(buckets - 1, Math.max(0, r.bucket))]!;
     const key = pairKey(r.requested, r.negotiated);
-    point.total += r.runs;
-    point.pairs[key] = (point.pairs[key] ?? 0) + r.runs;
-    total += r.runs;
-    let pair = pairs.get(key);
-    if (!pair) {
-      pair = { requested: r.requested, negotiated: r.negotiated, runs: 0, servers: 0, ids: new Set() };
-      pairs.set(key, pair);
+    if (r.bucket === null) {
+      pairs.set(key, {
+        requested: r.requested,
+        negotiated: r.negotiated,
+        runs: Number(r.runs),
+        servers: Number(r.servers),
+      });
+      continue;
     }
-    pair.runs += r.runs;
-    for (const id of r.servers) pair.ids.add(id);
+    const point = points[Math.min(buckets - 1, Math.max(0, Number(r.bucket)))]!;
+    point.total += Number(r.runs);
+    point.pairs[key] = (point.pairs[key] ?? 0) + Number(r.runs);
+    total += Number(r.runs);
   }
-  const ranked = [...pairs.values()]
-    .map(({ ids, ...p }) => ({ ...p, servers: ids.size }))
-    .sort((a, b) => b.runs - a.runs || a.requested.localeCompare(b.requested));
+  const ranked = [...pairs.values()].sort((a, b) => b.runs - a.runs || a.requested.localeCompare(b.requested));
   return { bucketMs, points, pairs: ranked, total };
 }

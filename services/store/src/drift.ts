@@ -3,7 +3,7 @@
 // server speaks what its newest-supported test last negotiated until a move says otherwise, so
 // the cost grows with servers and moves, never with runs.
 import { REVISION_NAMES, type Revision } from '@mcp-fleet/probe';
-import { and, asc, eq, gte, isNotNull, isNull, ne } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { Db } from './db';
 import { eraMoves, servers, testStates, tests } from './schema';
 
@@ -40,81 +40,117 @@ const MAX_BUCKETS = 500;
 export async function revisionDrift(db: Db, q: DriftQuery): Promise<Drift> {
   const buckets = Math.max(1, Math.min(MAX_BUCKETS, Math.floor(q.buckets)));
   const bucketMs = Math.max(1, (q.until.getTime() - q.since.getTime()) / buckets);
-  const newestActive = and(eq(tests.mode, 'newest'), isNull(tests.retiredAt), isNull(servers.retiredAt));
-  const inRegion = q.region ? eq(testStates.region, q.region) : undefined;
-
-  const [states, moves] = await db.transaction(
-    (tx) =>
-      Promise.all([
-        tx
-          .select({
-            testId: testStates.testId,
-            region: testStates.region,
-            serverId: tests.serverId,
-            current: testStates.currentRevision,
-            createdAt: tests.createdAt,
-          })
-          .from(testStates)
-          .innerJoin(tests, eq(tests.id, testStates.testId))
-          .innerJoin(servers, eq(servers.id, tests.serverId))
-          .where(and(newestActive, inRegion, isNotNull(testStates.currentRevision))),
-        // Oldest first (era_moves_at index); the walk below takes them from the newest back.
-        tx
-          .select({
-            testId: eraMoves.testId,
-            region: eraMoves.region,
-            from: eraMoves.fromRevision,
-            at: eraMoves.at,
-          })
-          .from(eraMoves)
-          .where(
-            and(
-              gte(eraMoves.at, q.since),
-              q.region ? eq(eraMoves.region, q.region) : undefined,
-              // Both halves of a flap are consecutive moves of one test and region: leaving both out keeps the walk's chain.
-              (q.view ?? 'confirmed') === 'confirmed' ? ne(eraMoves.state, 'flapping') : undefined,
-            ),
-          )
-          .orderBy(asc(eraMoves.at), asc(eraMoves.id)),
-      ]),
-    { isolationLevel: 'repeatable read', accessMode: 'read only' },
-  );
-
-  const movesOf = new Map<string, { from: string; at: number }[]>();
-  for (const m of moves) {
-    const key = `${m.testId}\u0000${m.region}`;
-    const list = movesOf.get(key) ?? [];
-    if (list.length === 0) movesOf.set(key, list);
-    list.push({ from: m.from, at: m.at.getTime() });
-  }
+  // One statement: each state with its moves in the range (oldest first, as arrays), by server, so
+  // the walk below sees a server's states together. Times as whole epoch ms, as a Date holds them.
+  const { rows } = (await db.execute(sql`
+    with moves as (
+      select test_id, region,
+        array_agg(from_revision order by at, id) as froms,
+        array_agg(floor(extract(epoch from at) * 1000)::float8 order by at, id) as ats
+      from ${eraMoves}
+      where at >= ${q.since.toISOString()}::timestamptz
+        ${q.region ? sql`and region = ${q.region}` : sql``}
+        ${
+          // Both halves of a flap are consecutive moves of one test and region: leaving both out keeps the walk's chain.
+          (q.view ?? 'confirmed') === 'confirmed' ? sql`and state <> 'flapping'` : sql``
+        }
+      group by 1, 2
+    )
+    select t.server_id as "serverId", ts.current_revision as current,
+      floor(extract(epoch from t.created_at) * 1000)::float8 as created, m.froms, m.ats
+    from ${testStates} ts
+    join ${tests} t on t.id = ts.test_id
+    join ${servers} s on s.id = t.server_id
+    left join moves m on m.test_id = ts.test_id and m.region = ts.region
+    where t.mode = 'newest' and t.retired_at is null and s.retired_at is null and ts.current_revision is not null
+      ${q.region ? sql`and ts.region = ${q.region}` : sql``}
+    order by t.server_id`)) as unknown as {
+    rows: { serverId: string; current: string; created: number; froms: string[] | null; ats: number[] | null }[];
+  };
 
   const ends = Array.from({ length: buckets }, (_, i) => q.since.getTime() + (i + 1) * bucketMs);
-  const seen = ends.map(() => new Map<string, Set<string>>());
-  const speaking = ends.map(() => new Set<string>());
-  for (const s of states) {
-    const list = movesOf.get(`${s.testId}\u0000${s.region}`) ?? [];
-    let revision = s.current as string;
-    let next = list.length - 1;
-    const created = s.createdAt.getTime();
-    for (let i = buckets - 1; i >= 0; i--) {
-      const end = ends[i]!;
-      // Undo every move after this bucket's end: before it, the test spoke the move's `from`.
-      while (next >= 0 && list[next]!.at > end) revision = list[next--]!.from;
-      if (created > end) break;
-      const byRevision = seen[i]!;
-      const ids = byRevision.get(revision) ?? new Set<string>();
-      if (ids.size === 0) byRevision.set(revision, ids);
-      ids.add(s.serverId);
-      speaking[i]!.add(s.serverId);
+  /** The first bucket whose end is at or after `at` (`buckets` when none): a move at `at` is undone before it. */
+  const firstEndingBy = (at: number) => {
+    let k = Math.max(0, Math.min(buckets, Math.ceil((at - q.since.getTime()) / bucketMs) - 1));
+    while (k > 0 && ends[k - 1]! >= at) k--;
+    while (k < buckets && ends[k]! < at) k++;
+    return k;
+  };
+  // Each state speaks one revision over runs of buckets (segments), changing only at its moves: the
+  // walk costs states + moves, not states × buckets. Per server, the segments of each revision are
+  // merged (a server counts once however many tests and regions speak it), then counted with
+  // difference arrays.
+  const segmentsOf = new Map<string, { revision: string; lo: number; hi: number }[]>();
+  for (const s of rows) {
+    const froms = s.froms ?? [];
+    const ats = s.ats ?? [];
+    const born = firstEndingBy(Number(s.created));
+    const segments = segmentsOf.get(s.serverId) ?? [];
+    if (segments.length === 0) segmentsOf.set(s.serverId, segments);
+    let revision = s.current;
+    let hi = buckets - 1;
+    for (let next = froms.length - 1; next >= 0 && hi >= born; next--) {
+      const k = firstEndingBy(Number(ats[next]));
+      if (k <= hi) {
+        if (Math.max(k, born) <= hi) segments.push({ revision, lo: Math.max(k, born), hi });
+        hi = k - 1;
+      }
+      revision = froms[next]!;
     }
+    if (born <= hi) segments.push({ revision, lo: born, hi });
   }
 
+  const delta = new Map<string, Int32Array>();
+  const speakingDelta = new Int32Array(buckets + 1);
+  const count = (into: Int32Array, runs: { lo: number; hi: number }[]) => {
+    runs.sort((a, b) => a.lo - b.lo);
+    let lo = -1;
+    let hi = -2;
+    for (const r of runs) {
+      if (r.lo > hi + 1) {
+        if (hi >= lo && lo >= 0) {
+          into[lo]!++;
+          into[hi + 1]!--;
+        }
+        lo = r.lo;
+        hi = r.hi;
+      } else hi = Math.max(hi, r.hi);
+    }
+    if (hi >= lo && lo >= 0) {
+      into[lo]!++;
+      into[hi + 1]!--;
+    }
+  };
+  for (const segments of segmentsOf.values()) {
+    const byRevision = new Map<string, { lo: number; hi: number }[]>();
+    for (const seg of segments) {
+      const list = byRevision.get(seg.revision) ?? [];
+      if (list.length === 0) byRevision.set(seg.revision, list);
+      list.push(seg);
+    }
+    for (const [revision, list] of byRevision) {
+      let d = delta.get(revision);
+      if (!d) {
+        d = new Int32Array(buckets + 1);
+        delta.set(revision, d);
+      }
+      count(d, list);
+    }
+    count(speakingDelta, segments.slice());
+  }
+  const running = (d: Int32Array | undefined) => {
+    const out = new Array<number>(buckets).fill(0);
+    if (!d) return out;
+    let n = 0;
+    for (let i = 0; i < buckets; i++) out[i] = n += d[i]!;
+    return out;
+  };
+  const perRevision = REVISION_NAMES.map((r) => [r, running(delta.get(r))] as const);
+  const speaking = running(speakingDelta);
+
   const points = ends.map((end, i) => {
-    const counts = Object.fromEntries(REVISION_NAMES.map((r) => [r, seen[i]!.get(r)?.size ?? 0])) as Record<
-      Revision,
-      number
-    >;
-    return { at: new Date(end), servers: counts, speaking: speaking[i]!.size };
+    const counts = Object.fromEntries(perRevision.map(([r, n]) => [r, n[i]!])) as Record<Revision, number>;
+    return { at: new Date(end), servers: counts, speaking: speaking[i]! };
   });
   return { bucketMs, points };
 }

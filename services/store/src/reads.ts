@@ -6,6 +6,7 @@ import { type Era, REVISION_NAMES, revisionInfo, type Script, type TestDepth } f
 import { and, asc, desc, eq, gte, inArray, isNotNull, isNull, lt, or, type SQL, sql } from 'drizzle-orm';
 import { type AnyPgColumn, alias } from 'drizzle-orm/pg-core';
 import type { Db } from './db';
+import { outcomeCounts } from './rollups';
 import { detections, eraMoves, runs, servers, testStates, tests } from './schema';
 import {
   healthOf,
@@ -402,12 +403,12 @@ export function fleetSummary(
 ): Promise<FleetSummary> {
   const { since } = range;
   const until = range.until ?? null;
-  const newestTestStates = and(eq(tests.mode, 'newest'), isNull(tests.retiredAt), isNull(servers.retiredAt));
-  const eraOf = sql`case ${testStates.currentRevision} ${sql.join(
-    REVISION_NAMES.map((r) => sql`when ${r} then ${revisionInfo(r).era}`),
-    sql` `,
-  )} end`;
-  const distinctServers = sql<number>`count(distinct ${tests.serverId})`.mapWith(Number);
+  // Literal text (the revision table's own constants): the grouping set repeats the expression,
+  // which a parameter would keep it from matching.
+  const quoted = (v: string) => `'${v.replaceAll("'", "''")}'`;
+  const eraOf = sql.raw(
+    `case ts.current_revision ${REVISION_NAMES.map((r) => `when ${quoted(r)} then ${quoted(revisionInfo(r).era)}`).join(' ')} end`,
+  );
 
   return db.transaction(
     async (tx) => {
@@ -421,48 +422,59 @@ export function fleetSummary(
         .where(isNull(servers.retiredAt))
         .groupBy(sql`1`);
 
-      const byRevision = await tx
-        .select({ region: testStates.region, revision: testStates.currentRevision, servers: distinctServers })
-        .from(testStates)
-        .innerJoin(tests, eq(tests.id, testStates.testId))
-        .innerJoin(servers, eq(servers.id, tests.serverId))
-        .where(newestTestStates)
-        .groupBy(testStates.region, testStates.currentRevision)
-        .orderBy(asc(testStates.region), asc(testStates.currentRevision));
-
-      // Grouped by position: the era expression carries parameters, which GROUP BY cannot repeat.
-      const byEra = await tx
-        .select({ region: testStates.region, era: sql<Era | null>`${eraOf}`, servers: distinctServers })
-        .from(testStates)
-        .innerJoin(tests, eq(tests.id, testStates.testId))
-        .innerJoin(servers, eq(servers.id, tests.serverId))
-        .where(newestTestStates)
-        .groupBy(sql`1`, sql`2`)
-        .orderBy(sql`1`, sql`2`);
+      // One pass over the live tests' states for three answers: servers per region and revision,
+      // per region and era (newest-supported tests), and failing pinned tests (grouping sets).
+      const states = (await tx.execute(sql`
+        select ts.region, ts.current_revision as revision, ${eraOf} as era,
+          grouping(ts.current_revision) as "byEra", grouping(ts.region) as "overall",
+          count(distinct t.server_id) filter (where t.mode = 'newest')::int as servers,
+          count(distinct ts.test_id) filter (where ts.failing and t.mode = 'pinned')::int as failing
+        from ${testStates} ts
+        join ${tests} t on t.id = ts.test_id
+        join ${servers} s on s.id = t.server_id
+        where t.retired_at is null and s.retired_at is null
+        group by grouping sets ((ts.region, ts.current_revision), (ts.region, ${eraOf}), ())
+      `)) as unknown as {
+        rows: {
+          region: string | null;
+          revision: string | null;
+          era: Era | null;
+          byEra: number;
+          overall: number;
+          servers: number;
+          failing: number;
+        }[];
+      };
+      const byRegionFirst = (a: { region: string }, b: { region: string }, x: string | null, y: string | null) =>
+        a.region < b.region
+          ? -1
+          : a.region > b.region
+            ? 1
+            : x === y
+              ? 0
+              : x === null
+                ? 1
+                : y === null
+                  ? -1
+                  : x < y
+                    ? -1
+                    : 1;
+      const grouped = states.rows.filter((r) => Number(r.overall) === 0 && Number(r.servers) > 0);
+      const byRevision = grouped
+        .filter((r) => Number(r.byEra) === 0)
+        .map((r) => ({ region: r.region!, revision: r.revision, servers: Number(r.servers) }))
+        .sort((a, b) => byRegionFirst(a, b, a.revision, b.revision));
+      const byEra = grouped
+        .filter((r) => Number(r.byEra) === 1)
+        .map((r) => ({ region: r.region!, era: r.era, servers: Number(r.servers) }))
+        .sort((a, b) => byRegionFirst(a, b, a.era, b.era));
+      const failing = { n: Number(states.rows.find((r) => Number(r.overall) === 1)?.failing ?? 0) };
 
       const outcomes =
         range.countRuns === false
           ? []
-          : await tx
-              .select({ region: runs.region, outcome: runs.outcome, runs: count() })
-              .from(runs)
-              .where(and(gte(runs.finishedAt, since), until ? lt(runs.finishedAt, until) : undefined))
-              .groupBy(runs.region, runs.outcome)
-              .orderBy(asc(runs.region), asc(runs.outcome));
-
-      const [failing] = await tx
-        .select({ n: sql<number>`count(distinct ${testStates.testId})`.mapWith(Number) })
-        .from(testStates)
-        .innerJoin(tests, eq(tests.id, testStates.testId))
-        .innerJoin(servers, eq(servers.id, tests.serverId))
-        .where(
-          and(
-            eq(testStates.failing, true),
-            eq(tests.mode, 'pinned'),
-            isNull(tests.retiredAt),
-            isNull(servers.retiredAt),
-          ),
-        );
+          : // Whole hours from the hourly rollups, the edges from the runs (rollups.ts).
+            await outcomeCounts(tx, { since, until });
 
       const [moves] = await tx
         .select({

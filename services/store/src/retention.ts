@@ -2,8 +2,14 @@
 // and test states (the history that matters) stay. Every cutoff is on control's side of the clock
 // (when a run was written, a detection recorded, a heartbeat heard), never an agent's own times: a
 // skewed or hostile agent could otherwise keep its runs forever or have them pruned at once.
-// A pruned run leaves no dangling reference: era_moves.run_id and test_states.last_run_id become
-// null (their foreign keys say ON DELETE SET NULL), and readers show such a move without a run.
+// Runs are partitioned by day of their slot (partitions.ts): a day whose whole range lies before the
+// cutoff goes at once (drop table, no row-wise delete, no bloat); what is left past the cutoff (the
+// boundary day, the default partition) is deleted row-wise by received_at as before. The slot time
+// is the scheduler's (control checks it has begun), so a day dropped holds only runs of slots that old.
+// A pruned run leaves no dangling reference: era_moves.run_id, test_states.last_run_id and the
+// other run references become null (partitions.ts's forgetRuns, what their foreign keys' ON DELETE
+// SET NULL did before runs were partitioned), and readers show such a move without a run.
+// The hourly rollups (rollups.ts) go with the runs, by their hour.
 // Check changes (a conformance check's every flip, which a flapping check makes many of) go with
 // their run: their age is their run's, on control's clock. A check's state keeps its `since`.
 // Surface changes are history that matters, like era moves: they stay (a row per change, none
@@ -15,10 +21,12 @@
 import { and, eq, gt, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import type { Db } from './db';
+import { dropRunPartitionsBefore, forgetRuns } from './partitions';
 import {
   agents,
   checkChanges,
   detections,
+  runRollupsHourly,
   runs,
   surfaceBlobs,
   surfaceChanges,
@@ -68,6 +76,7 @@ export async function pruneHistory(
   cutoffs: PruneCutoffs,
 ): Promise<{
   runs: number;
+  rollups: number;
   checkChanges: number;
   surfaceBlobs: number;
   detections: number;
@@ -77,6 +86,7 @@ export async function pruneHistory(
   const batchSize = cutoffs.batchSize;
   return {
     runs: await pruneRuns(db, { receivedBefore: cutoffs.runsReceivedBefore, batchSize }),
+    rollups: await pruneRollups(db, { before: cutoffs.runsReceivedBefore, batchSize }),
     checkChanges: await pruneCheckChanges(db, { batchSize }),
     surfaceBlobs: await pruneSurfaceBlobs(db, { batchSize }),
     detections: await pruneDetections(db, { before: cutoffs.detectionsBefore, batchSize }),
@@ -96,12 +106,36 @@ async function inBatches(batchSize: number | undefined, deleteBatch: (size: numb
   }
 }
 
-/** Delete runs control wrote before `receivedBefore`; era moves and test states pointing at them keep a null run. */
-export function pruneRuns(db: Db, opts: { receivedBefore: Date; batchSize?: number | undefined }): Promise<number> {
+/**
+ * Delete runs control wrote before `receivedBefore`: whole day partitions first, then the rest row
+ * by row; era moves and test states pointing at them keep a null run.
+ */
+export async function pruneRuns(
+  db: Db,
+  opts: { receivedBefore: Date; batchSize?: number | undefined },
+): Promise<number> {
+  const dropped = await dropRunPartitionsBefore(db, opts.receivedBefore);
+  const deleted = await inBatches(opts.batchSize, (size) =>
+    db.transaction(async (tx) => {
+      const batch = tx.select({ id: runs.id }).from(runs).where(lt(runs.receivedAt, opts.receivedBefore)).limit(size);
+      const gone = await tx.delete(runs).where(inArray(runs.id, batch)).returning({ id: runs.id });
+      if (gone.length > 0)
+        await forgetRuns(tx, sql`select unnest(${`{${gone.map((g) => g.id).join(',')}}`}::bigint[])`);
+      return gone.length;
+    }),
+  );
+  return dropped.runs + deleted;
+}
+
+/** Delete hourly rollups of hours before `before`. */
+export function pruneRollups(db: Db, opts: { before: Date; batchSize?: number | undefined }): Promise<number> {
   return inBatches(opts.batchSize, async (size) => {
-    const batch = db.select({ id: runs.id }).from(runs).where(lt(runs.receivedAt, opts.receivedBefore)).limit(size);
-    const gone = await db.delete(runs).where(inArray(runs.id, batch)).returning({ id: runs.id });
-    return gone.length;
+    const gone = await db.execute(sql`
+      delete from ${runRollupsHourly} where ctid in (
+        select ctid from ${runRollupsHourly} where ${runRollupsHourly.hour} < ${opts.before.toISOString()}::timestamptz
+        limit ${size}
+      ) returning 1`);
+    return (gone as unknown as { rows: unknown[] }).rows.length;
   });
 }
 

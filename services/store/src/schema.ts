@@ -10,6 +10,7 @@ import {
   integer,
   jsonb,
   pgTable,
+  primaryKey,
   text,
   timestamp,
   uniqueIndex,
@@ -130,7 +131,8 @@ export const testStates = pgTable(
      */
     consecutiveFailures: integer('consecutive_failures').notNull().default(0),
     /** Null once retention pruned that run (the state itself stays). */
-    lastRunId: bigint('last_run_id', { mode: 'number' }).references(() => runs.id, { onDelete: 'set null' }),
+    // No foreign key since runs are partitioned (0007): retention sets it null when the run goes.
+    lastRunId: bigint('last_run_id', { mode: 'number' }),
     lastRunAt: timestamp('last_run_at', { withTimezone: true }),
     /** When the last run was scheduled (the scheduler's one clock): a result from an older slot is late. */
     lastScheduledAt: timestamp('last_scheduled_at', { withTimezone: true }),
@@ -145,8 +147,10 @@ export const testStates = pgTable(
 export const runs = pgTable(
   'runs',
   {
-    id: bigserial('id', { mode: 'number' }).primaryKey(),
-    /** Idempotency: one run per job, however often its result is delivered. */
+    // Partitioned by day on scheduled_at (migration 0007, hand SQL: drizzle-kit cannot declare
+    // partitioning): the primary key must hold the partition key, so it is (id, scheduled_at).
+    id: bigserial('id', { mode: 'number' }).notNull(),
+    /** Idempotency: one run per job (with its slot time, the partition key), however often its result is delivered. */
     jobId: text('job_id').notNull(),
     testId: uuid('test_id').notNull(),
     serverId: uuid('server_id').notNull(),
@@ -181,14 +185,16 @@ export const runs = pgTable(
     receivedAt: timestamp('received_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
-    uniqueIndex('runs_job_id').on(t.jobId),
+    primaryKey({ name: 'runs_pkey', columns: [t.id, t.scheduledAt] }),
+    uniqueIndex('runs_job_id').on(t.jobId, t.scheduledAt),
     index('runs_received').on(t.receivedAt),
     // id breaks ties so a server's runs page newest first on the index alone (cursor (finished_at, id)).
     index('runs_server_finished').on(t.serverId, t.finishedAt, t.id),
     // region and outcome ride along so the fleet summary counts a time range from the index alone.
     index('runs_finished').on(t.finishedAt, t.region, t.outcome),
     index('runs_test_region_finished').on(t.testId, t.region, t.finishedAt),
-    // Downgrades are rare: the dashboard's downgrade chart reads only them.
+    // Downgrades are rare: the dashboard's downgrade chart reads only them. Migration 0007 adds
+    // INCLUDE (region, requested, negotiated, server_id) in hand SQL, so the chart reads the index alone.
     index('runs_downgrades').on(t.finishedAt).where(sql`${t.outcome} = 'downgrade'`),
   ],
 );
@@ -211,7 +217,8 @@ export const checkStates = pgTable(
     evidence: jsonb('evidence'),
     /** When the check entered its current status ("failing since …"). */
     since: timestamp('since', { withTimezone: true }).notNull(),
-    lastRunId: bigint('last_run_id', { mode: 'number' }).references(() => runs.id, { onDelete: 'set null' }),
+    // No foreign key since runs are partitioned (0007): retention sets it null when the run goes.
+    lastRunId: bigint('last_run_id', { mode: 'number' }),
     lastRunAt: timestamp('last_run_at', { withTimezone: true }).notNull(),
   },
   (t) => [
@@ -233,7 +240,8 @@ export const checkChanges = pgTable(
     level: text('level').notNull(),
     fromStatus: text('from_status'),
     toStatus: text('to_status').notNull(),
-    runId: bigint('run_id', { mode: 'number' }).references(() => runs.id, { onDelete: 'set null' }),
+    // No foreign key since runs are partitioned (0007): retention sets it null when the run goes.
+    runId: bigint('run_id', { mode: 'number' }),
     at: timestamp('at', { withTimezone: true }).notNull(),
   },
   (t) => [
@@ -267,7 +275,8 @@ export const surfaceHeads = pgTable(
       .references(() => surfaceBlobs.hash),
     /** When this content was first seen here (the last change). */
     since: timestamp('since', { withTimezone: true }).notNull(),
-    lastRunId: bigint('last_run_id', { mode: 'number' }).references(() => runs.id, { onDelete: 'set null' }),
+    // No foreign key since runs are partitioned (0007): retention sets it null when the run goes.
+    lastRunId: bigint('last_run_id', { mode: 'number' }),
     lastSeenAt: timestamp('last_seen_at', { withTimezone: true }).notNull(),
   },
   (t) => [uniqueIndex('surface_heads_pk').on(t.serverId, t.region, t.era), index('surface_heads_hash').on(t.hash)],
@@ -282,7 +291,8 @@ export const surfaceChanges = pgTable(
     testId: uuid('test_id').notNull(),
     region: text('region').notNull(),
     era: text('era').notNull(),
-    runId: bigint('run_id', { mode: 'number' }).references(() => runs.id, { onDelete: 'set null' }),
+    // No foreign key since runs are partitioned (0007): retention sets it null when the run goes.
+    runId: bigint('run_id', { mode: 'number' }),
     severity: text('severity', { enum: ['breaking', 'warning', 'info'] }).notNull(),
     /** probe's SurfaceKind: tool, resource, resource_template, prompt, capability, server_info. */
     kind: text('kind').notNull(),
@@ -332,7 +342,8 @@ export const eraMoves = pgTable(
     testId: uuid('test_id').notNull(),
     region: text('region').notNull(),
     /** The run that moved it; null once retention pruned that run (the move itself stays). */
-    runId: bigint('run_id', { mode: 'number' }).references(() => runs.id, { onDelete: 'set null' }),
+    // No foreign key since runs are partitioned (0007): retention sets it null when the run goes.
+    runId: bigint('run_id', { mode: 'number' }),
     fromRevision: text('from_revision').notNull(),
     toRevision: text('to_revision').notNull(),
     /** The move went to an older revision. */
@@ -428,3 +439,29 @@ export const agents = pgTable('agents', {
   /** When control last heard from the agent, by the database's clock: retention forgets silent agents by it. */
   receivedAt: timestamp('received_at', { withTimezone: true }).notNull().defaultNow(),
 });
+
+/**
+ * Hourly rollups of runs per test and region (rollups.ts), written by ingest in the run's
+ * transaction, so the dashboard's 7 d and 30 d ranges read hours instead of runs. `outcomes` counts
+ * runs per outcome in ROLLUP_OUTCOMES order (one more slot for an outcome not listed), `latency`
+ * counts runs per LATENCY_BOUNDS_MS bucket (one more for above the last bound).
+ */
+export const runRollupsHourly = pgTable(
+  'run_rollups_hourly',
+  {
+    testId: uuid('test_id').notNull(),
+    serverId: uuid('server_id').notNull(),
+    region: text('region').notNull(),
+    /** The hour of the runs' finished_at (UTC), its start. */
+    hour: timestamp('hour', { withTimezone: true }).notNull(),
+    runs: integer('runs').notNull(),
+    outcomes: integer('outcomes').array().notNull(),
+    latency: integer('latency').array().notNull(),
+    maxMillis: integer('max_millis').notNull(),
+  },
+  (t) => [
+    uniqueIndex('run_rollups_hourly_pk').on(t.testId, t.region, t.hour),
+    index('run_rollups_hourly_server_hour').on(t.serverId, t.hour),
+    index('run_rollups_hourly_hour').on(t.hour),
+  ],
+);

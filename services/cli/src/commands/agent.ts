@@ -40,7 +40,11 @@ export async function agentCommand(args: string[], out: (s: string) => void): Pr
     throw new UsageError(
       'a separate agent reaches control through NATS: set NATS_URL (mcp-fleet up runs agents in-process)',
     );
-  const concurrency = positiveInt(values.concurrency, '--concurrency', 64, 1024);
+  // 'auto' (the default): sized from the agent's rate × job time; a number fixes it.
+  const concurrency =
+    values.concurrency === undefined || values.concurrency === 'auto'
+      ? 'auto'
+      : positiveInt(values.concurrency, '--concurrency', 64, 1024);
   // How long a job may go unsettled before NATS hands it to another agent (a killed agent's jobs).
   const ackWaitMs = positiveInt(values['ack-wait'], '--ack-wait', 60_000, 3_600_000);
   const metricsPort =

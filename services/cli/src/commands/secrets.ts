@@ -39,12 +39,15 @@ const OPTIONS = {
 export const agentNatsPasswordVariable = (region: string) =>
   `MCP_FLEET_NATS_AGENT_${region.toUpperCase().replace(/-/g, '_')}_PASSWORD`;
 export const CONTROL_NATS_PASSWORD = 'MCP_FLEET_NATS_CONTROL_PASSWORD';
+/** What the nodes of a NATS cluster present to one another on their routes (deploy/nats/cluster.conf). */
+export const ROUTE_NATS_PASSWORD = 'MCP_FLEET_NATS_ROUTE_PASSWORD';
 
 /** 32 random bytes, base64url: every token and password we generate (43 characters). */
 const token = () => randomBytes(32).toString('base64url');
 /**
  * nats-server reads a password from its environment as a config value, so a generated one is
- * letters and digits only and starts with a letter (never read as a number or a keyword).
+ * letters and digits only and starts with a letter (never read as a number or a keyword); the
+ * route password also goes into route URLs, where these characters need no escaping.
  */
 const natsPassword = () => `n${randomBytes(32).toString('hex')}`;
 const NATS_PASSWORD_RULE = /^[A-Za-z][A-Za-z0-9_-]{15,}$/;
@@ -87,6 +90,7 @@ function secretsFor(regions: string[]): { secrets: Secret[]; layout: Layout } {
     nonEmpty('GRAFANA_ADMIN_PASSWORD'),
     nats(CONTROL_NATS_PASSWORD),
     ...regions.map((r) => nats(agentNatsPasswordVariable(r))),
+    nats(ROUTE_NATS_PASSWORD),
   ];
   const keys = {
     MCP_FLEET_SECRET_KEY: 'MCP_FLEET_SECRET_KEY',
@@ -109,8 +113,11 @@ function secretsFor(regions: string[]): { secrets: Secret[]; layout: Layout } {
       ...keys,
     },
     ...Object.fromEntries(regions.map((r) => [`agent-${r}`, { NATS_PASSWORD: agentNatsPasswordVariable(r) }])),
-    // nats-server's config names each user's password by these variables (deploy/nats).
-    nats: Object.fromEntries([CONTROL_NATS_PASSWORD, ...regions.map(agentNatsPasswordVariable)].map((n) => [n, n])),
+    // nats-server's config names each user's password, and the cluster's route password, by these
+    // variables (deploy/nats); every node of the cluster reads the same files.
+    nats: Object.fromEntries(
+      [CONTROL_NATS_PASSWORD, ...regions.map(agentNatsPasswordVariable), ROUTE_NATS_PASSWORD].map((n) => [n, n]),
+    ),
     postgres: { POSTGRES_PASSWORD: 'POSTGRES_PASSWORD' },
     grafana: { GRAFANA_ADMIN_PASSWORD: 'GRAFANA_ADMIN_PASSWORD' },
   };

@@ -18,4 +18,6 @@ export interface ApiContext {
   changed: (change?: { event: 'server_created' | 'server_retired'; server: string }) => void;
   metricsText: () => Promise<{ text: string; contentType: string }>;
   ready: () => boolean;
+  /** Whether this control holds the scheduling lease (the health checks say it). */
+  scheduling: () => boolean;
 }

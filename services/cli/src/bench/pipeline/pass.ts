@@ -57,8 +57,8 @@ export async function runPass(cfg: Config, fleet: Child, urls: readonly string[]
 
     monitor = await startMonitor({
       log,
-      // Room for every ingest worker plus control's own reads (the default pool is 10).
-      store: { open: { databaseUrl: url.toString(), poolSize: Math.max(10, (cfg.ingestConcurrency ?? 8) + 4) } },
+      // Ingest's writers hold one connection each (group commit), whatever the results in flight.
+      store: { open: { databaseUrl: url.toString() } },
       // The bus is the pass's own: its streams are deleted before it closes.
       bus: seen.bus,
       control: {

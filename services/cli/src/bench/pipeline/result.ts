@@ -1,4 +1,4 @@
-// What one pass measured, and whether it was sustained: scheduling and pick-up p99 under 2 s, jobs/s
+// What one pass measured, and whether it was sustained: scheduling, pick-up and slot→row p99 under 2 s, jobs/s
 // and runs/s at 95% of the target rate, a bus backlog that does not grow, and no slot skipped, lost,
 // doubled or failed.
 import { GOAL_P99_MS, KEEP_UP, round } from './settings';
@@ -67,6 +67,8 @@ export function verdict(r: PassResult): string[] {
   const grew = backlog(r.pendingAtEnd) - backlog(r.pendingAtStart);
   // More than two seconds of work piled up over the window: the pipeline is falling behind.
   if (grew > 2 * r.targetPerS) why.push(`the bus backlog grew by ${grew} messages`);
+  if (r.slotToRowMs.p99 >= GOAL_P99_MS)
+    why.push(`slot→row p99 ${r.slotToRowMs.p99} ms ≥ ${GOAL_P99_MS} (data lands late)`);
   if (r.skippedSlots > 0) why.push(`${r.skippedSlots} slots skipped`);
   if (r.publishErrors > 0) why.push(`${r.publishErrors} publish errors`);
   if (r.lost > 0 && r.drained) why.push(`${r.lost} jobs never written`);
@@ -75,4 +77,22 @@ export function verdict(r: PassResult): string[] {
   const failed = Object.values(r.failedRuns).reduce((a, b) => a + b, 0);
   if (failed > 0) why.push(`${failed} runs did not succeed (${JSON.stringify(r.failedRuns)})`);
   return why;
+}
+
+/**
+ * What held a pass back, or will first as the rate grows: the machine's cores (busy ≥ 90% of all of
+ * them), one single-threaded Node process at its core (control, an agent: more of them would help),
+ * or the stage whose lag broke the goal (scheduling, pick-up: the agents, commit: ingest).
+ */
+export function limitingResource(r: PassResult, cores: number): string {
+  const busy = r.cpu['machine busy'] ?? 0;
+  const parts = Object.entries(r.cpu).filter(([k]) => !['machine busy', 'other', 'targets (child)'].includes(k));
+  const [top, topPct] = parts.sort((a, b) => b[1] - a[1])[0] ?? ['-', 0];
+  if (busy >= 0.9 * cores * 100) return `CPU: machine ${busy}% of ${cores * 100}% (most: ${top} ${topPct}%)`;
+  const node = parts.find(([k, pct]) => /control|agent/.test(k) && pct >= 90);
+  if (node) return `${node[0]} at one core (${node[1]}%)`;
+  if (r.schedLagMs.p99 >= GOAL_P99_MS) return 'scheduling (publish lag)';
+  if (r.pickupLagMs.p99 >= GOAL_P99_MS) return 'agents (jobs wait for a probe slot)';
+  if (r.commitLagMs.p99 >= GOAL_P99_MS || r.slotToRowMs.p99 >= GOAL_P99_MS) return 'ingest (commits behind)';
+  return `none yet: machine ${busy}% of ${cores * 100}% (most: ${top} ${topPct}%)`;
 }

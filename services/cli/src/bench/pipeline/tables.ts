@@ -1,6 +1,8 @@
 // The printed report: one row per pass, CPU by process, and why a pass was not sustained.
+
+import { availableParallelism } from 'node:os';
 import { columns } from '../../table';
-import type { PassResult, Quantiles } from './result';
+import { limitingResource, type PassResult, type Quantiles } from './result';
 import { type Config, round } from './settings';
 
 const pair = (q: Quantiles) => (q.n ? `${Math.round(q.p50)} / ${Math.round(q.p99)}` : '-');
@@ -47,6 +49,10 @@ export function printTables(cfg: Config, passes: PassResult[], load: { start: nu
     ['interval', ...cpuKeys.map((k) => `${k} %`)],
     ...passes.map((p) => [`${p.intervalS} s`, ...cpuKeys.map((k) => String(p.cpu[k] ?? '-'))]),
   ];
+  const limits = columns([
+    ['interval', 'target/s', 'limiting resource'],
+    ...passes.map((p) => [`${p.intervalS} s`, String(p.targetPerS), limitingResource(p, availableParallelism())]),
+  ]);
   const out = [
     `Pipeline: ${cfg.targets} targets, Postgres + NATS JetStream, ${agents}` +
       `${cfg.agentConcurrency ? ` (concurrency ${cfg.agentConcurrency})` : ''}` +
@@ -63,6 +69,9 @@ export function printTables(cfg: Config, passes: PassResult[], load: { start: nu
     '',
     'CPU over the measured window, % of one core:',
     columns(cpuRows),
+    '',
+    'What held each pass back (or will first as the rate grows):',
+    limits,
   ];
   const whole = passes.filter((p) => p.histogram).map((p) => `${p.intervalS} s ${p.histogram!.wholePassP99}`);
   if (whole.length)
