@@ -3,6 +3,17 @@
 // `mcp-fleet up`. turbo's banner and task summary are for developers: the operator sees one line
 // while a build actually takes time, turbo's output only if the build fails, then what `up` says.
 // Plain JavaScript: it runs before anything else is built or registered.
+//
+// package.json runs it with two V8 flags for the one-machine monitor's memory (bench:memory,
+// README "Benchmarks"); they cannot be set from inside a running process:
+//   --max-semi-space-size=2  young generation of 2 MB semi-spaces instead of up to 16 MB each:
+//                            the monitor allocates little per second, so more frequent scavenges
+//                            cost next to nothing, and some 40 MB of RSS stay free.
+//   --liftoff-only           WebAssembly (embedded PGlite, undici's HTTP parser) stays on V8's
+//                            baseline compiler: optimising Postgres's hot functions with TurboFan
+//                            holds some 25 MB of compiler memory for good, and on two cores the
+//                            compiling costs more than it gains (store/test/measure-pglite.ts
+//                            ingested faster without it).
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -47,7 +58,15 @@ if (Date.now() - started > SAY_AFTER_MS)
   process.stdout.write(`dashboard built in ${Math.round((Date.now() - started) / 1000)} s\n`);
 
 // `mcp-fleet up` in this very process: no second process, so Ctrl-C, SIGTERM and SIGHUP reach it
-// exactly as when it is run directly.
+// exactly as when it is run directly. What the bin does (register tsx, run main), with one change:
+// no source maps. tsx turns them on, and node then keeps the map of every module it loads (each
+// TypeScript file's, and those of Next's and PGlite's bundles), some 40 MB that the one-machine
+// monitor never uses but for stack traces, whose lines then point into the transformed code
+// (bench:memory). `mcp-fleet up` itself keeps them.
 const bin = join(ROOT, 'services', 'cli', 'bin', 'mcp-fleet.js');
+const { register } = await import('tsx/esm/api');
+register();
+process.setSourceMapsEnabled(false);
 process.argv = [process.argv[0], bin, 'up', ...process.argv.slice(2)];
-await import(pathToFileURL(bin).href);
+const { main } = await import(pathToFileURL(join(ROOT, 'services', 'cli', 'src', 'main.ts')).href);
+process.exitCode = await main(process.argv.slice(2));

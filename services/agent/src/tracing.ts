@@ -1,11 +1,9 @@
 // Exporting spans: the OTel Node SDK with the OTLP/HTTP trace exporter when a URL is given (config
 // makes it from OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, unless
-// OTEL_SDK_DISABLED or OTEL_TRACES_EXPORTER=none), and no SDK at all otherwise, so an agent without a collector pays nothing. Only traces: the
-// agent's metrics are scraped from /metrics, and its logs go to stdout.
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
-import { NodeSDK } from '@opentelemetry/sdk-node';
-import { ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
+// OTEL_SDK_DISABLED or OTEL_TRACES_EXPORTER=none), and no SDK at all otherwise, so an agent without
+// a collector pays nothing: the SDK and the exporter are imported only then (loading them costs
+// tens of MB of heap and code in every process, bench:memory). Only traces: the agent's metrics
+// are scraped from /metrics, and its logs go to stdout.
 import { AGENT_VERSION } from './version';
 
 export interface TracingOptions {
@@ -22,9 +20,16 @@ export interface Tracing {
   shutdown(): Promise<void>;
 }
 
-export function startTracing(opts: TracingOptions): Tracing {
+export async function startTracing(opts: TracingOptions): Promise<Tracing> {
   const url = opts.url;
   if (!url) return { enabled: false, shutdown: async () => {} };
+  const [{ OTLPTraceExporter }, { defaultResource, resourceFromAttributes }, { NodeSDK }, { ATTR_SERVICE_VERSION }] =
+    await Promise.all([
+      import('@opentelemetry/exporter-trace-otlp-http'),
+      import('@opentelemetry/resources'),
+      import('@opentelemetry/sdk-node'),
+      import('@opentelemetry/semantic-conventions'),
+    ]);
   const sdk = new NodeSDK({
     serviceName: opts.serviceName,
     resource: defaultResource().merge(

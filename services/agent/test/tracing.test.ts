@@ -40,7 +40,7 @@ async function runOne(): Promise<Result> {
 // In this order: the SDK, once started, stays the process's global tracer provider.
 describe('startTracing', () => {
   it('without an endpoint starts nothing, and results carry no trace id', async () => {
-    const tracing = startTracing({ serviceName: 'mcp-fleet-agent' });
+    const tracing = await startTracing({ serviceName: 'mcp-fleet-agent' });
     expect(tracing.enabled).toBe(false);
     const result = await runOne();
     expect(result.traceId).toBeNull();
@@ -62,7 +62,7 @@ describe('startTracing', () => {
     await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
     const { port } = collector.address() as AddressInfo;
     try {
-      const tracing = startTracing({ serviceName: 'mcp-fleet-agent', url: `http://127.0.0.1:${port}/v1/traces` });
+      const tracing = await startTracing({ serviceName: 'mcp-fleet-agent', url: `http://127.0.0.1:${port}/v1/traces` });
       expect(tracing.enabled).toBe(true);
       const result = await runOne();
       expect(result.traceId).toMatch(/^[0-9a-f]{32}$/);

@@ -20,10 +20,23 @@ export interface RequestRecord {
   remoteAddress?: string;
 }
 
-/** Requests and TCP connections of every target in one sim. */
+/** How many requests a sim remembers unless told otherwise: far more than a test sends. */
+export const KEEP_REQUESTS = 10_000;
+
+/**
+ * Requests and TCP connections of every target in one sim. Only the latest `keep` requests are
+ * remembered: the demo runs for days under `mcp-fleet up`, and an unbounded log would grow by
+ * tens of MB an hour in the monitor's own process.
+ */
 export class RequestLog {
   #records: RequestRecord[] = [];
   #connections = new Map<string, number>();
+  readonly #keep: number;
+
+  constructor(keep = KEEP_REQUESTS) {
+    if (!Number.isInteger(keep) || keep < 0) throw new TypeError('keep is a whole number of requests');
+    this.#keep = keep;
+  }
 
   /** Records a request on arrival; the returned record is completed once its body is read. */
   record(target: string, req: IncomingMessage): RequestRecord {
@@ -44,6 +57,9 @@ export class RequestLog {
     const remote = req.socket?.remoteAddress;
     if (remote !== undefined) record.remoteAddress = remote.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '');
     this.#records.push(record);
+    // Dropped in batches (a tenth over the bound), so each request costs O(1) on average.
+    if (this.#records.length > this.#keep + Math.ceil(this.#keep / 10))
+      this.#records.splice(0, this.#records.length - this.#keep);
     return record;
   }
 

@@ -115,13 +115,15 @@ export interface SimOptions {
   /** Start only these targets (each keeps its fixed port offset). */
   only?: string[];
   script?: ScriptStep[];
+  /** How many of the latest requests `requests()` remembers (default KEEP_REQUESTS, 10,000). */
+  keepRequests?: number;
 }
 
 export interface Sim {
   /** Every running target in fleet order, as it is now. */
   readonly targets: SimTarget[];
   target(name: string): SimTarget;
-  /** Every HTTP request the targets received (all targets, or one). */
+  /** The HTTP requests the targets received (all targets, or one): the latest `keepRequests`. */
   requests(name?: string): RequestRecord[];
   /** TCP connections a target accepted. */
   connections(name: string): number;
@@ -156,7 +158,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
     if (!TARGET_NAMES.includes(name)) throw new Error(`unknown sim target: ${name}`);
   }
 
-  const log = new RequestLog();
+  const log = new RequestLog(opts.keepRequests);
   const selected = FLEET.map((definition, index) => ({ definition, index })).filter(
     ({ definition }) => only === undefined || only.includes(definition.name),
   );

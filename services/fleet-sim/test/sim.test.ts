@@ -295,6 +295,23 @@ describe('request records', () => {
     }
   });
 
+  it('remember only the latest keepRequests, so a long demo does not grow', async () => {
+    const sim = await startSim({ only: ['modern'], keepRequests: 10 });
+    try {
+      for (let i = 0; i < 25; i++)
+        await fetch(`${sim.target('modern').url}?n=${i}`).then((response) => response.text());
+      const kept = sim.requests('modern');
+      // Dropped in batches: between the bound and a tenth over it, the newest last.
+      expect(kept.length).toBeGreaterThanOrEqual(10);
+      expect(kept.length).toBeLessThanOrEqual(11);
+      expect(kept.at(-1)?.at).toBeGreaterThanOrEqual(kept[0]!.at);
+      await fetch(sim.target('modern').url, { method: 'POST', headers: MODERN_HEADERS, body: DISCOVER });
+      expect(sim.requests('modern').at(-1)).toMatchObject({ jsonRpcMethod: 'server/discover' });
+    } finally {
+      await sim.close();
+    }
+  });
+
   it('record the session of sessions and HTTP+SSE posts', async () => {
     const sim = await startSim({ only: ['sessions-2025-11-25'] });
     try {

@@ -1,6 +1,7 @@
 // Opening the database: Postgres through a pg pool when a URL is given, otherwise embedded PGlite
 // in a directory. Both get the same drizzle schema and the same migrations from /migrations.
 // Opening also settles the key that seals stored credentials (credentials.ts), and Postgres TLS.
+import { execFile } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,8 +23,8 @@ export interface StoreOptions {
   /** PGlite's directory, created if missing. Default `./.mcp-fleet/pgdata`. */
   dataDir?: string | undefined;
   /**
-   * PGlite's shared_buffers (e.g. `16MB`). Its buffer pool lives in the process's own memory;
-   * unset = Postgres's default, 128MB. Postgres servers keep their own configuration.
+   * PGlite's shared_buffers (e.g. `64MB`). Its buffer pool lives in the process's own memory;
+   * unset = EMBEDDED_SHARED_BUFFERS. Postgres servers keep their own configuration.
    */
   sharedBuffers?: string | undefined;
   /** Postgres pool size (default 10). */
@@ -71,6 +72,19 @@ export const DEFAULT_DATA_DIR = './.mcp-fleet/pgdata';
  * join rather than `new URL(…, import.meta.url)`, which bundlers (the dashboard's) take for an asset.
  */
 export const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'migrations');
+
+/**
+ * The embedded database's shared_buffers unless told otherwise. PGlite's buffer pool is memory of
+ * the monitor's own process (a WebAssembly memory, which never shrinks once grown), and Postgres's
+ * 128MB default fills with pages as the runs table grows: a one-machine monitor's working set (the
+ * latest runs, the fleet) fits in far less, and the OS page cache still holds the files. 16MB is
+ * part of what keeps `npm start` under its memory goal (bench:memory); a larger fleet can raise it
+ * (StoreOptions.sharedBuffers). Not yet measured: the dashboard's reads at 16MB on a large store.
+ */
+export const EMBEDDED_SHARED_BUFFERS = '16MB';
+
+/** The first start's helper process (pglite-first-start.mjs): a path join, as for MIGRATIONS_DIR. */
+const FIRST_START_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), 'pglite-first-start.mjs');
 
 /** Any number, as long as every mcp-fleet process migrating the same database uses it. */
 const MIGRATION_LOCK = 0x6d6366_6c74; // "mcflt"
@@ -241,11 +255,13 @@ async function openPglite(dataDir: string, opts: StoreOptions): Promise<Store> {
   // silence on a first start, so say what is happening and, once migrated, how long it took.
   let firstStart = existsSync(join(dir, 'PG_VERSION')) ? undefined : Date.now();
   if (firstStart) opts.log?.(`store: initialising the embedded database in ${dir} (first start)…`);
+  const sharedBuffers = opts.sharedBuffers ?? EMBEDDED_SHARED_BUFFERS;
   try {
-    const startParams = opts.sharedBuffers
-      ? [...PGlite.defaultStartParams, '-c', `shared_buffers=${opts.sharedBuffers}`]
-      : undefined;
-    client = await PGlite.create(dir, startParams ? { startParams } : {});
+    // initdb and the first migrations in a process of their own: their memory leaves with it.
+    if (firstStart) await firstStartElsewhere(dir, sharedBuffers);
+    client = await PGlite.create(dir, {
+      startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffers}`],
+    });
   } catch (err) {
     unlock();
     throw new Error(`cannot open the embedded database in ${dir}: ${reason(err)}`);
@@ -274,6 +290,26 @@ async function openPglite(dataDir: string, opts: StoreOptions): Promise<Store> {
       unlock();
     },
   };
+}
+
+/**
+ * Initialise `dir` and apply the migrations in a short-lived node process (pglite-first-start.mjs),
+ * so the WebAssembly memory they grow is returned to the system when it exits. Its own error
+ * output, cut short, says why it failed.
+ */
+function firstStartElsewhere(dir: string, sharedBuffers: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [FIRST_START_SCRIPT, dir, MIGRATIONS_DIR, sharedBuffers],
+      { maxBuffer: 1024 * 1024 },
+      (err, _stdout, stderr) => {
+        if (!err) return resolve();
+        const why = stderr.trim().split('\n').slice(-3).join(' ') || err.message;
+        reject(new Error(`initialising failed: ${why.slice(0, 500)}`));
+      },
+    );
+  });
 }
 
 /** `host:port/database` of a connection URL, never its user or password. */

@@ -7,7 +7,15 @@ import { join } from 'node:path';
 import { controlEnv, parseEnv } from '@mcp-fleet/config';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer, getServerByName, MIGRATIONS_DIR, openStore, type Store, servers } from '../src';
+import {
+  createServer,
+  EMBEDDED_SHARED_BUFFERS,
+  getServerByName,
+  MIGRATIONS_DIR,
+  openStore,
+  type Store,
+  servers,
+} from '../src';
 import { ADMIN_URL, BACKENDS } from './backends';
 
 const journal = JSON.parse(readFileSync(join(MIGRATIONS_DIR, 'meta', '_journal.json'), 'utf8')) as {
@@ -115,6 +123,42 @@ describe('the embedded database', () => {
     expect(logs).toContain(`store: taking over a stale lock on ${dataDir}`);
   });
 
+  it('keeps a small buffer pool unless told otherwise, on a first start and after', async () => {
+    const dataDir = join(dir, 'buffers', 'pgdata');
+    const shown = async (opts: { sharedBuffers?: string } = {}) => {
+      const store = await openStore({ dataDir, ...opts });
+      try {
+        await store.migrate();
+        const { rows } = (await store.db.execute(sql`show shared_buffers`)) as unknown as {
+          rows: { shared_buffers: string }[];
+        };
+        return rows[0]?.shared_buffers;
+      } finally {
+        await store.close();
+      }
+    };
+    expect(EMBEDDED_SHARED_BUFFERS).toBe('16MB');
+    expect(await shown()).toBe('16MB'); // the first start: initialised in a helper process
+    expect(await shown({ sharedBuffers: '32MB' })).toBe('32MB');
+  });
+
+  it('initialises a first start in a process that has ended by the time the store is open', async () => {
+    const dataDir = join(dir, 'helper', 'pgdata');
+    const before = new Set(childPids());
+    const store = await openStore({ dataDir });
+    try {
+      expect(existsSync(join(dataDir, 'PG_VERSION'))).toBe(true);
+      // Applied by the helper already: nothing is left to apply here.
+      const { rows } = (await store.db.execute(
+        sql`select count(*)::int as n from drizzle.__drizzle_migrations`,
+      )) as unknown as { rows: { n: number }[] };
+      expect(rows[0]?.n).toBe(journal.entries.length);
+      expect(childPids().filter((p) => !before.has(p))).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('names the directory when it cannot open it', async () => {
     const file = join(dir, 'not-a-directory');
     writeFileSync(file, 'x');
@@ -192,3 +236,16 @@ describe('connection errors', () => {
     }
   });
 });
+
+/** This process's children now (Linux /proc; none elsewhere). */
+function childPids(): number[] {
+  try {
+    return readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, 'utf8')
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(Number);
+  } catch {
+    return [];
+  }
+}

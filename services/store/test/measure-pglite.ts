@@ -16,7 +16,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REVISION_NAMES } from '@mcp-fleet/probe';
-import { createServer, createTest, openStore, recordRun, type Store, type Test } from '../src';
+import { createServer, createTest, EMBEDDED_SHARED_BUFFERS, openStore, recordRun, type Store, type Test } from '../src';
 import { ADMIN_URL, postgresBackend } from './backends';
 import { handshakeRun } from './fixtures';
 
@@ -57,7 +57,7 @@ async function main(): Promise<void> {
   const sharedBuffers = process.env.SHARED_BUFFERS;
   const what = postgres
     ? `Postgres (${new URL(ADMIN_URL).host})`
-    : `PGlite (shared_buffers ${sharedBuffers ?? 'default 128MB'})`;
+    : `PGlite (shared_buffers ${sharedBuffers ?? `default ${EMBEDDED_SHARED_BUFFERS}`})`;
   const phase = reopen > 0 ? 'restart: a new process opens the same directory' : 'first start: a fresh directory';
   console.log(`\n${what}, ${postgres ? 'a fresh database' : phase}: ${RUNS} runs via recordRun`);
   memory('start');

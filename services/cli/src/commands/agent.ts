@@ -74,7 +74,7 @@ export async function agentCommand(args: string[], out: (s: string) => void): Pr
   // Streams and durables are control's: an agent's NATS user may only pull its region's jobs and
   // publish its region's results and heartbeats (deploy/nats), so it waits for them to exist.
   const bus = await openBus({ ...busOptions, log, declare: false });
-  const tracing = startTracing({ serviceName: 'mcp-fleet-agent', url: settings.tracing.url });
+  const tracing = await startTracing({ serviceName: 'mcp-fleet-agent', url: settings.tracing.url });
   let agent: Awaited<ReturnType<typeof startAgent>>;
   try {
     agent = await startAgent({

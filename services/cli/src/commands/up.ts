@@ -43,6 +43,9 @@ const OPTIONS = {
   'source-address': { type: 'string' },
 } as const;
 
+/** The demo sim's request log: nothing reads it under `up`, so a little will do. */
+const DEMO_KEEP_REQUESTS = 100;
+
 /**
  * `up` (= `npm start`): the whole monitor on one machine. Migrates the database, starts control
  * and one agent per region, and without a fleet file runs the demo fleet with scripted drift.
@@ -138,7 +141,8 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
       // The demo resumes its script where its clock (kept by the database) says it is: see demo-fleet.ts.
       demoStartedAt = await demoEpoch(store.db);
       const elapsed = demoStartedAt ? Date.now() - demoStartedAt.getTime() : 0;
-      sim = await startSim({ script: demoStateAt(elapsed, demoCycleMs) });
+      // Nothing here reads the sim's request log: keep only a little of it (it would grow all day).
+      sim = await startSim({ script: demoStateAt(elapsed, demoCycleMs), keepRequests: DEMO_KEEP_REQUESTS });
     }
     // The demo watches the monitor too: its own MCP endpoint, control's /mcp (issue 18).
     const monitorTarget = fileFleet
@@ -155,7 +159,7 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
     // where set, else the fleet given at start (the demo's 127.0.0.0/8). A fleet applied later
     // over the API or on SIGHUP narrows it, never widens it.
     const floor = probeFloor(settings.probeFloor, {}, fleet.policy);
-    const tracing = startTracing({ serviceName: 'mcp-fleet', url: settings.tracing.url });
+    const tracing = await startTracing({ serviceName: 'mcp-fleet', url: settings.tracing.url });
     if (!values['no-dashboard'] && apiAuth.enabled && !dashboardToken)
       log.warn('no admin token for the dashboard (MCP_FLEET_API_TOKEN): it shows the fleet but cannot change it');
     monitor = await startMonitor({
