@@ -136,11 +136,19 @@ async function recordBatch(tx: Db, items: Item[], stats: BatchStats): Promise<Ma
   // A test and region that comes twice in the batch (two slots, a redelivery) takes the slow path
   // both times: its runs must see each other.
   const seen = new Map<string, number>();
+  const runsOfTest = new Map<string, number>();
   for (const { result } of items) {
     const k = `${result.testId}\u0000${result.region}`;
     seen.set(k, (seen.get(k) ?? 0) + 1);
+    runsOfTest.set(result.testId, (runsOfTest.get(result.testId) ?? 0) + 1);
   }
-  const quiet: { item: Item; test: TestRow; state: (typeof states)[number]; answer: RecordRunAnswer }[] = [];
+  const quiet: {
+    item: Item;
+    test: TestRow;
+    /** The region's state; undefined for a first run there (quiet when it is its test's only run in the batch). */
+    state: (typeof states)[number] | undefined;
+    answer: RecordRunAnswer;
+  }[] = [];
   const slow: Item[] = [];
   for (const item of items) {
     const { result } = item;
@@ -159,6 +167,7 @@ async function recordBatch(tx: Db, items: Item[], stats: BatchStats): Promise<Ma
     }
     const answer = quietAnswer(item, test, statesByTest.get(test.id) ?? [], {
       twice: (seen.get(`${result.testId}\u0000${result.region}`) ?? 0) > 1,
+      alone: runsOfTest.get(result.testId) === 1,
       pending: pending.has(`${result.testId}\u0000${result.region}`),
       disagreementOpen: openDisagreement.has(test.id),
     });
@@ -200,10 +209,12 @@ async function recordBatch(tx: Db, items: Item[], stats: BatchStats): Promise<Ma
       written.map(({ item }) => runRow(item.result)),
     );
     await countSlots(tx, written);
-    await touchStates(
-      tx,
-      written.map(({ item }) => ({ ...runRow(item.result), runId: idByJob.get(item.result.jobId)! })),
-    );
+    const stateRow = ({ item }: (typeof written)[number]) => ({
+      ...runRow(item.result),
+      runId: idByJob.get(item.result.jobId)!,
+    });
+    await touchStates(tx, written.filter((q) => q.state).map(stateRow));
+    await makeStates(tx, written.filter((q) => !q.state).map(stateRow));
   }
   stats.quiet = quiet.length;
   stats.slow = slow.length;
@@ -224,14 +235,22 @@ function quietAnswer(
   item: Item,
   test: TestRow,
   states: readonly (typeof testStates.$inferSelect)[],
-  flags: { twice: boolean; pending: boolean; disagreementOpen: boolean },
-): { state: typeof testStates.$inferSelect; answer: RecordRunAnswer } | null {
+  flags: { twice: boolean; alone: boolean; pending: boolean; disagreementOpen: boolean },
+): { state: typeof testStates.$inferSelect | undefined; answer: RecordRunAnswer } | null {
   const { result } = item;
   if (flags.twice || flags.pending || flags.disagreementOpen || test.depth !== 'handshake') return null;
   const ownRegion = (region: string) => !test.serverRegions || test.serverRegions.includes(region);
   if (!ownRegion(result.region)) return null;
   const state = states.find((s) => s.region === result.region);
-  if (!state || state.failing || state.consecutiveFailures !== 0) return null;
+  if (!state)
+    return flags.alone
+      ? firstAnswer(
+          result,
+          test,
+          states.filter((s) => ownRegion(s.region)),
+        )
+      : null;
+  if (state.failing || state.consecutiveFailures !== 0) return null;
   if (!isPassing(result.run.outcome) || !isRevision(state.currentRevision)) return null;
   if (result.run.negotiated !== state.currentRevision) return null;
   const scheduledAt = new Date(result.scheduledAt);
@@ -267,6 +286,82 @@ function quietAnswer(
       disagreement: null,
     },
   };
+}
+
+/**
+ * A test's first run in a region, when it is the test's only run in the batch: passing with a
+ * revision, and (a newest-supported test) the regions that have one agree with it. recordRun would
+ * make the state at that revision, see no move (a first sight is none), no pending move to confirm
+ * and no disagreement to open; the consensus gains a region that is not failing.
+ */
+function firstAnswer(
+  result: RunResult,
+  test: TestRow,
+  others: readonly (typeof testStates.$inferSelect)[],
+): { state: undefined; answer: RecordRunAnswer } | null {
+  const negotiated = result.run.negotiated;
+  if (!isPassing(result.run.outcome) || !isRevision(negotiated)) return null;
+  if (result.run.mode === 'pinned' && negotiated !== test.pinnedRevision) return null;
+  if (test.mode === 'newest') {
+    const revisions = new Set([...others.map((s) => s.currentRevision).filter(isRevision), negotiated]);
+    if (revisions.size >= 2) return null;
+  }
+  const judgement = storedJudgement(test.judgement);
+  const before = consensusOf(others, judgement);
+  const after = consensusOf([...others, { region: result.region, consecutiveFailures: 0 }], judgement);
+  return {
+    state: undefined,
+    answer: {
+      duplicate: false,
+      runId: 0,
+      eraMove: null,
+      stale: false,
+      moved: true,
+      currentRevision: negotiated,
+      server: test.server,
+      test: { mode: test.mode, pinnedRevision: test.pinnedRevision, depth: test.depth },
+      failing: { was: false, now: false },
+      surfaceChanges: [],
+      consensus: {
+        was: before.failing,
+        now: after.failing,
+        regionsFailing: after.regionsFailing,
+        regionsTotal: after.regionsTotal,
+        needed: after.needed,
+      },
+      confirmedMoves: [],
+      flap: null,
+      disagreement: null,
+    },
+  };
+}
+
+/**
+ * The first runs' states, at their revision. The batch read every state of its tests under their
+ * locks: a state that appeared since is a bug or another writer, and the batch is written run by run.
+ */
+async function makeStates(tx: Db, rows: readonly (ReturnType<typeof runRow> & { runId: number })[]): Promise<void> {
+  if (rows.length === 0) return;
+  const made = await tx
+    .insert(testStates)
+    .values(
+      rows.map((r) => ({
+        testId: r.testId,
+        region: r.region,
+        currentRevision: r.negotiated,
+        lastOutcome: r.outcome,
+        lastMessage: r.message,
+        lastAssertion: r.assertion,
+        failing: false,
+        consecutiveFailures: 0,
+        lastRunId: r.runId,
+        lastRunAt: r.finishedAt,
+        lastScheduledAt: r.scheduledAt,
+      })),
+    )
+    .onConflictDoNothing()
+    .returning({ testId: testStates.testId });
+  if (made.length !== rows.length) throw new Error('a test state appeared during the batch');
 }
 
 /** Uptime's slot counts (slot-ingest.ts) for the batch's quiet runs, one row per test and bucket. */
