@@ -20,7 +20,15 @@ import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import { consensusOf } from './consensus';
 import type { Db } from './db';
 import { UnknownRecordError } from './errors';
-import { type RecordRunAnswer, type RunResult, recordRun, recordRunIn, runRow, type VerifiedSurfaces } from './ingest';
+import {
+  type RecordRunAnswer,
+  type RunResult,
+  recordRun,
+  recordRunIn,
+  runRow,
+  TEST_FOR_INGEST,
+  type VerifiedSurfaces,
+} from './ingest';
 import { rollUpRuns } from './rollups';
 import { eraMoves, regionDisagreements, runs, servers, testSlots, testStates, tests } from './schema';
 import { slotBucket } from './slot-ingest';
@@ -90,18 +98,7 @@ async function recordBatch(tx: Db, items: Item[], stats: BatchStats): Promise<Ma
   const testIds = [...new Set(items.map((x) => x.result.testId))].sort();
   // Every test of the batch, locked in id order (see the top), with what judging its runs needs.
   const testRows = (await tx
-    .select({
-      id: tests.id,
-      serverId: tests.serverId,
-      mode: tests.mode,
-      pinnedRevision: tests.pinnedRevision,
-      depth: tests.depth,
-      intervalMs: tests.intervalMs,
-      server: servers.name,
-      serverRegions: servers.regions,
-      serverIntervalMs: servers.intervalMs,
-      judgement: servers.judgement,
-    })
+    .select(TEST_FOR_INGEST)
     .from(tests)
     .innerJoin(servers, eq(servers.id, tests.serverId))
     .where(inArray(tests.id, testIds))

@@ -159,6 +159,20 @@ export function runRow(result: RunResult) {
   };
 }
 
+/** What judging a run needs of its test and server (recordRun's and a batch's one read of them). */
+export const TEST_FOR_INGEST = {
+  id: tests.id,
+  serverId: tests.serverId,
+  mode: tests.mode,
+  pinnedRevision: tests.pinnedRevision,
+  depth: tests.depth,
+  intervalMs: tests.intervalMs,
+  server: servers.name,
+  serverRegions: servers.regions,
+  serverIntervalMs: servers.intervalMs,
+  judgement: servers.judgement,
+};
+
 /** recordRun's work inside a transaction it does not own (recordRun's or a batch's). */
 export async function recordRunIn(tx: Db, result: RunResult, verified: VerifiedSurfaces): Promise<RecordRunAnswer> {
   const { run } = result;
@@ -169,17 +183,7 @@ export async function recordRunIn(tx: Db, result: RunResult, verified: VerifiedS
   // under the wrong server. Rejected before anything is written. The test row is locked first
   // (see the top): runs of this test, whatever their region, take turns from here on.
   const [test] = await tx
-    .select({
-      serverId: tests.serverId,
-      mode: tests.mode,
-      pinnedRevision: tests.pinnedRevision,
-      depth: tests.depth,
-      intervalMs: tests.intervalMs,
-      server: servers.name,
-      serverRegions: servers.regions,
-      serverIntervalMs: servers.intervalMs,
-      judgement: servers.judgement,
-    })
+    .select(TEST_FOR_INGEST)
     .from(tests)
     .innerJoin(servers, eq(servers.id, tests.serverId))
     .where(eq(tests.id, result.testId))
