@@ -23,6 +23,11 @@ export interface StoreOptions {
   /** PGlite's directory, created if missing. Default `./.mcp-fleet/pgdata`. */
   dataDir?: string | undefined;
   /**
+   * PGlite's first start applies the migrations with initdb (default). False: it only creates the
+   * cluster, and the migrations are the caller's (a test of one migration over an older schema).
+   */
+  firstStartMigrates?: boolean | undefined;
+  /**
    * PGlite's shared_buffers (e.g. `64MB`). Its buffer pool lives in the process's own memory;
    * unset = EMBEDDED_SHARED_BUFFERS. Postgres servers keep their own configuration.
    */
@@ -258,7 +263,7 @@ async function openPglite(dataDir: string, opts: StoreOptions): Promise<Store> {
   const sharedBuffers = opts.sharedBuffers ?? EMBEDDED_SHARED_BUFFERS;
   try {
     // initdb and the first migrations in a process of their own: their memory leaves with it.
-    if (firstStart) await firstStartElsewhere(dir, sharedBuffers);
+    if (firstStart) await firstStartElsewhere(dir, sharedBuffers, opts.firstStartMigrates !== false);
     client = await PGlite.create(dir, {
       startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffers}`],
     });
@@ -297,11 +302,11 @@ async function openPglite(dataDir: string, opts: StoreOptions): Promise<Store> {
  * so the WebAssembly memory they grow is returned to the system when it exits. Its own error
  * output, cut short, says why it failed.
  */
-function firstStartElsewhere(dir: string, sharedBuffers: string): Promise<void> {
+function firstStartElsewhere(dir: string, sharedBuffers: string, migrations: boolean): Promise<void> {
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      [FIRST_START_SCRIPT, dir, MIGRATIONS_DIR, sharedBuffers],
+      [FIRST_START_SCRIPT, dir, migrations ? MIGRATIONS_DIR : '', sharedBuffers],
       { maxBuffer: 1024 * 1024 },
       (err, _stdout, stderr) => {
         if (!err) return resolve();

@@ -4,14 +4,15 @@
 // for good. Here they go away with this process; the monitor then opens a ready directory.
 // Plain JavaScript, run by node as it is: no loader needed, whoever spawns it.
 //
-//   node pglite-first-start.mjs <dataDir> <migrationsDir> <shared_buffers|''>
+//   node pglite-first-start.mjs <dataDir> <migrationsDir|''> <shared_buffers|''>
+// An empty migrationsDir: only the cluster (a test migrates an older schema itself).
 import { PGlite } from '@electric-sql/pglite';
 import { drizzle } from 'drizzle-orm/pglite';
 import { migrate } from 'drizzle-orm/pglite/migrator';
 
 const [dataDir, migrationsFolder, sharedBuffers] = process.argv.slice(2);
-if (!dataDir || !migrationsFolder) {
-  process.stderr.write('usage: pglite-first-start.mjs <dataDir> <migrationsDir> [shared_buffers]\n');
+if (!dataDir || migrationsFolder === undefined) {
+  process.stderr.write("usage: pglite-first-start.mjs <dataDir> <migrationsDir|''> [shared_buffers]\n");
   process.exit(2);
 }
 const startParams = sharedBuffers
@@ -19,7 +20,7 @@ const startParams = sharedBuffers
   : PGlite.defaultStartParams;
 const client = await PGlite.create(dataDir, { startParams });
 try {
-  await migrate(drizzle({ client }), { migrationsFolder });
+  if (migrationsFolder) await migrate(drizzle({ client }), { migrationsFolder });
 } finally {
   await client.close();
 }

@@ -5,14 +5,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ADMIN_URL, admin, testKeyring } from '@mcp-fleet/testkit';
-import { openStore, type Store } from '../src';
+import { openStore, type Store, type StoreOptions } from '../src';
 
 export { ADMIN_URL } from '@mcp-fleet/testkit';
 
 export interface Backend {
   name: 'postgres' | 'pglite';
-  /** A store over a fresh, empty database. */
-  open(): Promise<Store>;
+  /** A store over a fresh, empty database (PGlite: `firstStartMigrates: false` leaves it unmigrated). */
+  open(extra?: Pick<StoreOptions, 'firstStartMigrates'>): Promise<Store>;
   /** Close the store and throw its database away. */
   dispose(): Promise<void>;
 }
@@ -41,9 +41,9 @@ export function pgliteBackend(): Backend {
   let store: Store | undefined;
   return {
     name: 'pglite',
-    async open() {
+    async open(extra) {
       dir = mkdtempSync(join(tmpdir(), 'mcpfleet-pglite-'));
-      store = await openStore({ dataDir: join(dir, 'pgdata') });
+      store = await openStore({ dataDir: join(dir, 'pgdata'), ...extra });
       return store;
     },
     async dispose() {

@@ -233,7 +233,8 @@ describe.each(BACKENDS)('the retention migration on %s', (name, make) => {
   let dir: string;
   beforeAll(async () => {
     backend = make();
-    store = await backend.open();
+    // Unmigrated (PGlite's first start would otherwise apply every migration).
+    store = await backend.open({ firstStartMigrates: false });
     // The migrations before this one, from a copy of /migrations whose journal stops there.
     dir = mkdtempSync(join(tmpdir(), 'mcpfleet-migrations-'));
     cpSync(MIGRATIONS_DIR, dir, { recursive: true });
