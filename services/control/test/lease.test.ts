@@ -68,7 +68,7 @@ describe('the scheduling lease on Postgres', () => {
     }
   }
 
-  it('is held by exactly one; the other takes it when the holder session dies, and the old holder then stops', async () => {
+  it('is held by exactly one; when the holder session dies, a live session holds it again, and only one', async () => {
     const a = lease('a');
     const b = lease('b');
     await a.start();
@@ -84,14 +84,18 @@ describe('the scheduling lease on Postgres', () => {
 
     const killedAt = Date.now();
     await terminate(pid!);
-    await waitFor('b to take the lease', async () => b.held || undefined, 20_000);
+    // Whoever asks first after the session died holds it: b, or a on its new session (under load a
+    // can reconnect before b's next try). Never both, and never the dead session.
+    const [newPid, ...others] = await waitFor(
+      'the lock held again by a live session',
+      async () => {
+        const now = await holders();
+        return now.length > 0 && now[0] !== pid ? now : undefined;
+      },
+      20_000,
+    );
     const takeoverMs = Date.now() - killedAt;
-    // a lost its session but not, as far as it can know, the right to schedule — until it is back
-    // and sees b holding the lock.
-    await waitFor('a to stop', async () => !a.held || undefined, 20_000);
-    expect(a.changes).toEqual([true, false]);
-    expect(b.changes).toEqual([false, true]);
-    const [newPid, ...others] = await holders();
+    await waitFor('exactly one holder', async () => (a.held !== b.held ? true : undefined), 20_000);
     expect(others).toEqual([]);
     expect(newPid).not.toBe(pid);
     console.log(`[lease] takeover after pg_terminate_backend: ${takeoverMs} ms (poll ${POLL_MS} ms)`);
