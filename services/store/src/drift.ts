@@ -1,11 +1,13 @@
 // Revision drift over time: how many servers negotiate each revision, bucket by bucket. It is
 // rebuilt from the current picture (test_states) and the era-move log, not from raw runs: a
 // server speaks what its newest-supported test last negotiated until a move says otherwise, so
-// the cost grows with servers and moves, never with runs.
+// the cost grows with servers and moves, never with runs. A point is the picture now corrected
+// for the servers that changed since (picturesAt); the fleet-wide points older than
+// DRIFT_SETTLE_MS are kept once computed (drift_points), so a 30 d range walks only the last hours.
 import { REVISION_NAMES, type Revision } from '@mcp-fleet/probe';
 import { sql } from 'drizzle-orm';
 import type { Db } from './db';
-import { eraMoves, servers, testStates, tests } from './schema';
+import { driftPoints, eraMoves, servers, testStates, tests } from './schema';
 
 export interface DriftQuery {
   since: Date;
@@ -37,24 +39,110 @@ export interface Drift {
 
 const MAX_BUCKETS = 500;
 
-export async function revisionDrift(db: Db, q: DriftQuery): Promise<Drift> {
+/** Sealed points sit on this grid (the 24 h range's buckets; 7 d and 30 d buckets are multiples of it). */
+const SEAL_GRID_MS = 15 * 60_000;
+/**
+ * How old a point must be before it is sealed: by then the moves before it are confirmed, superseded
+ * or marked flapping (the default flap window is 30 min). A sealed point keeps the picture it had
+ * when sealed: a server retired or a move re-judged later is not redrawn there.
+ */
+export const DRIFT_SETTLE_MS = 6 * 3_600_000;
+
+/** The picture at one instant: distinct servers per revision, and speaking any. */
+interface Picture {
+  servers: Record<string, number>;
+  speaking: number;
+}
+
+export async function revisionDrift(db: Db, q: DriftQuery & { now?: Date | undefined }): Promise<Drift> {
   const buckets = Math.max(1, Math.min(MAX_BUCKETS, Math.floor(q.buckets)));
   const bucketMs = Math.max(1, (q.until.getTime() - q.since.getTime()) / buckets);
-  // One statement: each state with its moves in the range (oldest first, as arrays), by server, so
-  // the walk below sees a server's states together. Times as whole epoch ms, as a Date holds them.
+  const ends = Array.from({ length: buckets }, (_, i) => q.since.getTime() + (i + 1) * bucketMs);
+  const view = q.view ?? 'confirmed';
+  const now = (q.now ?? new Date()).getTime();
+  const pictures = new Map<number, Picture>();
+
+  // The fleet-wide points old enough to be settled come from drift_points, sealed by the first read
+  // that needed them; a region's drift is not sealed (its key would be anyone's query string).
+  const sealable =
+    !q.region && ends.every((e) => e % SEAL_GRID_MS === 0) ? ends.filter((e) => e <= now - DRIFT_SETTLE_MS) : [];
+  if (sealable.length > 0) {
+    const { rows } = (await db.execute(sql`
+      select floor(extract(epoch from ${driftPoints.at}) * 1000)::float8 as at, ${driftPoints.servers} as servers,
+        ${driftPoints.speaking} as speaking
+      from ${driftPoints}
+      where ${driftPoints.view} = ${view}
+        and ${driftPoints.at} = any(${`{${sealable.map((e) => new Date(e).toISOString()).join(',')}}`}::timestamptz[])`)) as unknown as {
+      rows: { at: number; servers: Record<string, number>; speaking: number }[];
+    };
+    for (const r of rows) pictures.set(Number(r.at), { servers: r.servers, speaking: Number(r.speaking) });
+    const missing = sealable.filter((e) => !pictures.has(e));
+    if (missing.length > 0) {
+      const fresh = await picturesAt(db, missing, { view });
+      await db
+        .insert(driftPoints)
+        .values(missing.map((e) => ({ view, at: new Date(e), ...fresh.get(e)! })))
+        .onConflictDoNothing();
+      for (const [e, p] of fresh) pictures.set(e, p);
+    }
+  }
+  const rest = ends.filter((e) => !pictures.has(e));
+  if (rest.length > 0) for (const [e, p] of await picturesAt(db, rest, { view, region: q.region })) pictures.set(e, p);
+
+  const points = ends.map((end) => {
+    const p = pictures.get(end)!;
+    const counts = Object.fromEntries(REVISION_NAMES.map((r) => [r, p.servers[r] ?? 0])) as Record<Revision, number>;
+    return { at: new Date(end), servers: counts, speaking: p.speaking };
+  });
+  return { bucketMs, points };
+}
+
+/**
+ * The picture at each of `ends` (ascending), exactly: the picture now, corrected for the servers
+ * that changed since the first end (a move after it, or a test created after it). Only those are
+ * walked back move by move, so a short window costs a count of the fleet plus its recent movers,
+ * not every state.
+ */
+async function picturesAt(
+  db: Db,
+  ends: readonly number[],
+  q: { view: 'confirmed' | 'raw'; region?: string | undefined },
+): Promise<Map<number, Picture>> {
+  const first = new Date(ends[0]!).toISOString();
+  const regionOfState = q.region ? sql`and ts.region = ${q.region}` : sql``;
+  const live = sql`t.mode = 'newest' and t.retired_at is null and s.retired_at is null and ts.current_revision is not null`;
+  // The picture now: distinct servers per revision, and speaking any (grouping sets, one pass).
+  const nowRows = (await db.execute(sql`
+    select ts.current_revision as revision, grouping(ts.current_revision) as "any",
+      count(distinct t.server_id)::int as servers
+    from ${testStates} ts
+    join ${tests} t on t.id = ts.test_id
+    join ${servers} s on s.id = t.server_id
+    where ${live} ${regionOfState}
+    group by grouping sets ((ts.current_revision), ())`)) as unknown as {
+    rows: { revision: string | null; any: number; servers: number }[];
+  };
+  // The servers that changed after the first end, with each of their states and its moves since
+  // then (oldest first, as arrays), by server, so the walk below sees a server's states together.
+  // Times as whole epoch ms, as a Date holds them.
   const { rows } = (await db.execute(sql`
     with moves as (
       select test_id, region,
         array_agg(from_revision order by at, id) as froms,
         array_agg(floor(extract(epoch from at) * 1000)::float8 order by at, id) as ats
       from ${eraMoves}
-      where at >= ${q.since.toISOString()}::timestamptz
+      where at > ${first}::timestamptz
         ${q.region ? sql`and region = ${q.region}` : sql``}
         ${
           // Both halves of a flap are consecutive moves of one test and region: leaving both out keeps the walk's chain.
-          (q.view ?? 'confirmed') === 'confirmed' ? sql`and state <> 'flapping'` : sql``
+          q.view === 'confirmed' ? sql`and state <> 'flapping'` : sql``
         }
       group by 1, 2
+    ),
+    changed as (
+      select t.server_id from moves m join ${tests} t on t.id = m.test_id
+      union
+      select server_id from ${tests} where created_at > ${first}::timestamptz
     )
     select t.server_id as "serverId", ts.current_revision as current,
       floor(extract(epoch from t.created_at) * 1000)::float8 as created, m.froms, m.ats
@@ -62,33 +150,44 @@ export async function revisionDrift(db: Db, q: DriftQuery): Promise<Drift> {
     join ${tests} t on t.id = ts.test_id
     join ${servers} s on s.id = t.server_id
     left join moves m on m.test_id = ts.test_id and m.region = ts.region
-    where t.mode = 'newest' and t.retired_at is null and s.retired_at is null and ts.current_revision is not null
-      ${q.region ? sql`and ts.region = ${q.region}` : sql``}
+    where ${live} ${regionOfState} and t.server_id in (select server_id from changed)
     order by t.server_id`)) as unknown as {
     rows: { serverId: string; current: string; created: number; froms: string[] | null; ats: number[] | null }[];
   };
 
-  const ends = Array.from({ length: buckets }, (_, i) => q.since.getTime() + (i + 1) * bucketMs);
-  /** The first bucket whose end is at or after `at` (`buckets` when none): a move at `at` is undone before it. */
+  const n = ends.length;
+  /** The first end at or after `at` (`n` when none): a move at `at` is undone before it. */
   const firstEndingBy = (at: number) => {
-    let k = Math.max(0, Math.min(buckets, Math.ceil((at - q.since.getTime()) / bucketMs) - 1));
-    while (k > 0 && ends[k - 1]! >= at) k--;
-    while (k < buckets && ends[k]! < at) k++;
-    return k;
+    let lo = 0;
+    let hi = n;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (ends[mid]! < at) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
   };
-  // Each state speaks one revision over runs of buckets (segments), changing only at its moves: the
-  // walk costs states + moves, not states × buckets. Per server, the segments of each revision are
-  // merged (a server counts once however many tests and regions speak it), then counted with
-  // difference arrays.
+  // Each changed state speaks one revision over runs of ends (segments), changing only at its
+  // moves: the walk costs states + moves, not states × ends. Per server, the segments of each
+  // revision are merged (a server counts once however many tests and regions speak it), then
+  // counted with difference arrays; what the same servers count now is taken off the picture now.
   const segmentsOf = new Map<string, { revision: string; lo: number; hi: number }[]>();
+  const speaksNow = new Map<string, Set<string>>();
   for (const s of rows) {
     const froms = s.froms ?? [];
     const ats = s.ats ?? [];
     const born = firstEndingBy(Number(s.created));
-    const segments = segmentsOf.get(s.serverId) ?? [];
-    if (segments.length === 0) segmentsOf.set(s.serverId, segments);
+    let segments = segmentsOf.get(s.serverId);
+    let current = speaksNow.get(s.serverId);
+    if (!segments || !current) {
+      segments = [];
+      current = new Set();
+      segmentsOf.set(s.serverId, segments);
+      speaksNow.set(s.serverId, current);
+    }
+    current.add(s.current);
     let revision = s.current;
-    let hi = buckets - 1;
+    let hi = n - 1;
     for (let next = froms.length - 1; next >= 0 && hi >= born; next--) {
       const k = firstEndingBy(Number(ats[next]));
       if (k <= hi) {
@@ -101,7 +200,7 @@ export async function revisionDrift(db: Db, q: DriftQuery): Promise<Drift> {
   }
 
   const delta = new Map<string, Int32Array>();
-  const speakingDelta = new Int32Array(buckets + 1);
+  const speakingDelta = new Int32Array(n + 1);
   const count = (into: Int32Array, runs: { lo: number; hi: number }[]) => {
     runs.sort((a, b) => a.lo - b.lo);
     let lo = -1;
@@ -121,6 +220,17 @@ export async function revisionDrift(db: Db, q: DriftQuery): Promise<Drift> {
       into[hi + 1]!--;
     }
   };
+  // The picture now, less what the changed servers count in it (they are counted end by end below).
+  const base: Record<string, number> = {};
+  let baseSpeaking = 0;
+  for (const r of nowRows.rows) {
+    if (Number(r.any) === 1) baseSpeaking = Number(r.servers);
+    else if (r.revision !== null) base[r.revision] = Number(r.servers);
+  }
+  for (const revisions of speaksNow.values()) {
+    for (const r of revisions) base[r] = (base[r] ?? 0) - 1;
+    baseSpeaking--;
+  }
   for (const segments of segmentsOf.values()) {
     const byRevision = new Map<string, { lo: number; hi: number }[]>();
     for (const seg of segments) {
@@ -131,28 +241,29 @@ export async function revisionDrift(db: Db, q: DriftQuery): Promise<Drift> {
     for (const [revision, list] of byRevision) {
       let d = delta.get(revision);
       if (!d) {
-        d = new Int32Array(buckets + 1);
+        d = new Int32Array(n + 1);
         delta.set(revision, d);
       }
       count(d, list);
     }
     count(speakingDelta, segments.slice());
   }
-  const running = (d: Int32Array | undefined) => {
-    const out = new Array<number>(buckets).fill(0);
-    if (!d) return out;
-    let n = 0;
-    for (let i = 0; i < buckets; i++) out[i] = n += d[i]!;
-    return out;
-  };
-  const perRevision = REVISION_NAMES.map((r) => [r, running(delta.get(r))] as const);
-  const speaking = running(speakingDelta);
 
-  const points = ends.map((end, i) => {
-    const counts = Object.fromEntries(perRevision.map(([r, n]) => [r, n[i]!])) as Record<Revision, number>;
-    return { at: new Date(end), servers: counts, speaking: speaking[i]! };
-  });
-  return { bucketMs, points };
+  const out = new Map<number, Picture>();
+  const running = new Map<string, number>();
+  let speaking = 0;
+  for (let i = 0; i < n; i++) {
+    const servers: Record<string, number> = {};
+    for (const r of new Set([...Object.keys(base), ...delta.keys()])) {
+      const v = (running.get(r) ?? 0) + (delta.get(r)?.[i] ?? 0);
+      running.set(r, v);
+      const total = (base[r] ?? 0) + v;
+      if (total !== 0) servers[r] = total;
+    }
+    speaking += speakingDelta[i]!;
+    out.set(ends[i]!, { servers, speaking: baseSpeaking + speaking });
+  }
+  return out;
 }
 
 /** A time range cut into about `buckets` points: the shared ranges of the dashboard and API. */

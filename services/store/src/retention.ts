@@ -26,6 +26,7 @@ import {
   agents,
   checkChanges,
   detections,
+  driftPoints,
   runRollupsHourly,
   runs,
   surfaceBlobs,
@@ -77,6 +78,7 @@ export async function pruneHistory(
 ): Promise<{
   runs: number;
   rollups: number;
+  driftPoints: number;
   checkChanges: number;
   surfaceBlobs: number;
   detections: number;
@@ -87,6 +89,7 @@ export async function pruneHistory(
   return {
     runs: await pruneRuns(db, { receivedBefore: cutoffs.runsReceivedBefore, batchSize }),
     rollups: await pruneRollups(db, { before: cutoffs.runsReceivedBefore, batchSize }),
+    driftPoints: await pruneDriftPoints(db, { before: cutoffs.runsReceivedBefore }),
     checkChanges: await pruneCheckChanges(db, { batchSize }),
     surfaceBlobs: await pruneSurfaceBlobs(db, { batchSize }),
     detections: await pruneDetections(db, { before: cutoffs.detectionsBefore, batchSize }),
@@ -137,6 +140,12 @@ export function pruneRollups(db: Db, opts: { before: Date; batchSize?: number | 
       ) returning 1`);
     return (gone as unknown as { rows: unknown[] }).rows.length;
   });
+}
+
+/** Delete sealed drift points (drift.ts) from before `before`: no range reaches further back than the runs. */
+export async function pruneDriftPoints(db: Db, opts: { before: Date }): Promise<number> {
+  const gone = await db.delete(driftPoints).where(lt(driftPoints.at, opts.before)).returning({ at: driftPoints.at });
+  return gone.length;
 }
 
 /**

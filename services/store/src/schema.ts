@@ -446,6 +446,25 @@ export const agents = pgTable('agents', {
  * runs per outcome in ROLLUP_OUTCOMES order (one more slot for an outcome not listed), `latency`
  * counts runs per LATENCY_BOUNDS_MS bucket (one more for above the last bound).
  */
+/**
+ * Revision drift's sealed points (drift.ts): the fleet-wide picture at a past instant on the
+ * 15-minute grid, once it is old enough that no move can still change it. A results cache that
+ * keeps the long ranges from walking every move in them on each read; pruned with the rollups.
+ */
+export const driftPoints = pgTable(
+  'drift_points',
+  {
+    /** `confirmed` or `raw` (drift.ts' views). */
+    view: text('view').notNull(),
+    at: timestamp('at', { withTimezone: true }).notNull(),
+    /** Distinct servers per revision (by name: the revision table may grow). */
+    servers: jsonb('servers').$type<Record<string, number>>().notNull(),
+    /** Distinct servers speaking any revision. */
+    speaking: integer('speaking').notNull(),
+  },
+  (t) => [primaryKey({ name: 'drift_points_pk', columns: [t.view, t.at] })],
+);
+
 export const runRollupsHourly = pgTable(
   'run_rollups_hourly',
   {

@@ -23,24 +23,13 @@ import {
   testStates,
 } from '../src';
 import { BACKENDS } from './backends';
-import { handshakeRun, minute, resultOf, serverWithTests } from './fixtures';
-
-/** A small seeded generator (mulberry32): the same stream on both sides, and on every run of the test. */
-function random(seed: number) {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { handshakeRun, minute, resultOf, seededRandom, serverWithTests } from './fixtures';
 
 type Event = { test: number; region: string; slot: number; negotiated: string | null; outcome: string; job: string };
 
 /** A fleet's results: mostly steady, with moves, failures, outages, late slots and redeliveries. */
 function stream(seed: number, testCount: number, length: number): Event[] {
-  const rnd = random(seed);
+  const rnd = seededRandom(seed);
   const regions = ['eu-west', 'us-east'];
   const out: Event[] = [];
   for (let k = 0; k < length; k++) {
@@ -140,7 +129,7 @@ describe.each(BACKENDS)('group commit on %s', (_name, make) => {
     const [ta, tb] = [await fleet(a, `fleet-${seed}`), await fleet(b, `fleet-${seed}`)];
     const events = stream(seed, ta.length, 600);
     const taken = { quiet: 0, slow: 0, fallbacks: 0 };
-    const rnd = random(seed * 7);
+    const rnd = seededRandom(seed * 7);
     const answersA: unknown[] = [];
     const answersB: unknown[] = [];
     for (const e of events) answersA.push(answerOf(await recordRun(a.db, resultFor(ta, e))));
@@ -209,7 +198,7 @@ describe.each(BACKENDS)('group commit on %s', (_name, make) => {
     );
     // Each batch takes every test, in its own order: they lock the same rows.
     const shuffled = (seed: number) => {
-      const rnd = random(seed);
+      const rnd = seededRandom(seed);
       return [...all].sort(() => rnd() - 0.5);
     };
     const batches = [1, 2, 3, 4].map((seed) => shuffled(seed).filter((_, k) => k % 4 === seed - 1 || k % 3 === 0));
