@@ -26,7 +26,7 @@ export function ownerOf(url: string, functionName: string): string {
 export function summarize(profile: Profile) {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const selfUs = new Map<number, number>();
-  profile.samples.forEach((id, k) => selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[k] ?? 0)));
+  for (const [k, id] of profile.samples.entries()) selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[k] ?? 0));
   const fns = new Map<string, number>();
   const owners = new Map<string, number>();
   let total = 0;

@@ -153,5 +153,11 @@ for (const c of CASES) {
   process.stderr.write(`${c.name}: ${r.runsPerS.toFixed(0)} runs/s\n`);
 }
 console.log(`bench:ingest — ${SERVERS} tests × ${ROUNDS} rounds of runs into Postgres, one fresh database per case`);
-console.log(`load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-console.log(columns([['case', 'runs/s', 'commit wait p50 ms', 'p99 ms', 'CPU ms / 1,000 runs', 'vs baseline'], ...rows]));
+console.log(
+  `load average at the end: ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
+console.log(
+  columns([['case', 'runs/s', 'commit wait p50 ms', 'p99 ms', 'CPU ms / 1,000 runs', 'vs baseline'], ...rows]),
+);

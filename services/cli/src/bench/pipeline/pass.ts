@@ -15,8 +15,8 @@ import { type Child, forkChild } from './children';
 import { lagHistogram, scrapeLagBuckets } from './histogram';
 import { isAborted, sleep, throwIfAborted } from './interrupt';
 import { observeControlBus } from './observe';
-import { startWindowProfile } from './profile';
 import { cpuPercent, cpuSnapshot } from './proc-cpu';
+import { startWindowProfile } from './profile';
 import { type PassResult, quantiles, verdict } from './result';
 import { ADMIN_URL, benchLogger, type Config, NATS_URL, note, REGION, round } from './settings';
 
