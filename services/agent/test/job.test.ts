@@ -2,7 +2,7 @@
 // spans say what happened, without a credential anywhere.
 import { SIM_BEARER_TOKEN, type Sim, startSim } from '@mcp-fleet/fleet-sim';
 import { TargetPolicy } from '@mcp-fleet/probe';
-import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runJob } from '../src/job';
 import { DispatcherCache } from '../src/target-policy';
@@ -33,6 +33,19 @@ beforeEach(() => tracing.exporter.reset());
 const url = (name: string) => sim.target(name).url;
 
 describe('a handshake job', () => {
+  it('runs the same without a recorded trace (no OTLP endpoint): same run and traffic, no trace id, no span', async () => {
+    // A span that is not recorded skips its children's attributes (spans.ts): what the job reports
+    // must not depend on it.
+    const job = makeJob({ url: url('sessions-2025-11-25'), revision: '2025-11-25' });
+    const answer = await runJob(job, { ...ctx(), tracer: trace.getTracer('not-recorded') });
+    if (!answer.ok) throw new Error(answer.poison);
+    expect(answer.result.run).toMatchObject({ outcome: 'success', negotiated: '2025-11-25', requests: 3 });
+    expect(answer.result.traceId).toBeNull();
+    expect(tracing.exporter.getFinishedSpans()).toHaveLength(0);
+    const recorded = await runJob(job, ctx());
+    expect(recorded.ok && recorded.traffic).toEqual(answer.traffic);
+  });
+
   it('becomes a result with the run, and a CLIENT span with a child per HTTP request', async () => {
     const job = makeJob({ url: url('sessions-2025-11-25'), revision: '2025-11-25' });
     const answer = await runJob(job, ctx());

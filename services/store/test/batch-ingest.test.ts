@@ -190,6 +190,41 @@ describe.each(BACKENDS)('group commit on %s', (_name, make) => {
     expect(again.map((x) => x.ok && x.answer.duplicate)).toEqual([true, true, true]);
   });
 
+  it('writes text that needs escaping exactly, and answers a run Postgres cannot hold with its own error', async () => {
+    // Quiet runs travel to Postgres as one JSON parameter: a hostile agent's text must arrive as it
+    // was sent (quotes, backslashes, JSON of its own, newlines, astral characters), and a NUL, which
+    // no text column can hold, must cost only its own run.
+    const made = await Promise.all([0, 1, 2, 3].map(() => serverWithTests(b.db)));
+    const [t0, t1, t2, t3] = made.map((m) => m.tests[0]!);
+    const odd = 'a "quoted" \\ back\\slash\n{"x":[1,2]} \u2028 😀 \'; drop table runs; --';
+    const evidence = { status: 500, bodyPreview: odd, message: '"}]' };
+    const first = [t0!, t1!].map((t) =>
+      resultOf(t, 'eu-west', minute(200), handshakeRun({ message: odd, evidence: evidence as never })),
+    );
+    const nul = resultOf(t2!, 'eu-west', minute(200), handshakeRun({ message: 'a\u0000b' }));
+    const plain = resultOf(t3!, 'eu-west', minute(200));
+    const stats = { quiet: 0, slow: 0, fallback: false };
+    const answers = await recordRuns(b.db, [...first, nul, plain], stats);
+    expect(answers.map((x) => x.ok)).toEqual([true, true, false, true]);
+    expect((answers[2] as { error: { code?: string } }).error.code ?? '').toMatch(/^22/);
+    expect(stats.fallback).toBe(true);
+    // Again without the NUL: the quiet way, one statement for all.
+    const next = [t0!, t1!, t3!].map((t) =>
+      resultOf(t, 'eu-west', minute(201), handshakeRun({ message: odd, evidence: evidence as never })),
+    );
+    const quietStats = { quiet: 0, slow: 0, fallback: false };
+    const again = await recordRuns(b.db, next, quietStats);
+    expect(again.every((x) => x.ok)).toBe(true);
+    expect(quietStats).toEqual({ quiet: 3, slow: 0, fallback: false });
+    for (const r of [...first, plain, ...next]) {
+      const [row] = await b.db.select().from(runs).where(eq(runs.jobId, r.jobId));
+      expect(row?.message).toBe(r.run.message);
+      expect(row?.evidence).toEqual(r.run.evidence ?? null);
+      expect(row?.scheduledAt.getTime()).toBe(new Date(r.scheduledAt).getTime());
+    }
+    expect(await b.db.select().from(runs).where(eq(runs.jobId, nul.jobId))).toEqual([]);
+  });
+
   it('lets batches over the same tests race without losing or doubling a run', async () => {
     const made: Test[] = [];
     for (let s = 0; s < 6; s++) made.push(...(await serverWithTests(b.db)).tests);

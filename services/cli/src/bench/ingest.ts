@@ -4,10 +4,12 @@
 // passing and unchanged as a steady fleet's are) are recorded
 // into a fresh database per case: one transaction per run at control's old concurrency (the
 // baseline), then batches of B runs in one transaction (recordRuns) with F batches at a time.
-// Prints runs/s, p50/p99 of the time one run waits for its commit, and the ratio against the
+// Prints runs/s, p50/p99 of the time one run waits for its commit, this process's CPU per 1,000
+// runs (what ingest costs control's core, Postgres's not included), and the ratio against the
 // baseline of the same run of this program. BENCH_ADMIN_URL: the Postgres to create databases in
 // (loopback).
 import { randomBytes } from 'node:crypto';
+import { loadavg } from 'node:os';
 import { createServer, createTest, openStore, type RunResult, recordRun, recordRuns } from '@mcp-fleet/store';
 import { columns } from '../table';
 
@@ -100,6 +102,7 @@ async function runCase(c: Case) {
     let failed = 0;
     let next = 0;
     const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
     const worker = async () => {
       while (next < queue.length) {
         const batch = queue.slice(next, next + c.batch);
@@ -113,6 +116,7 @@ async function runCase(c: Case) {
     };
     await Promise.all(Array.from({ length: c.flushes }, worker));
     const seconds = (performance.now() - t0) / 1000;
+    const cpu = process.cpuUsage(cpu0);
     const { rows } = (await store.db.execute('select count(*)::int as n from runs')) as unknown as {
       rows: { n: number }[];
     };
@@ -120,7 +124,12 @@ async function runCase(c: Case) {
     if (n !== queue.length + tests.length || failed)
       throw new Error(`${c.name}: ${n} runs written of ${queue.length}, ${failed} refused`);
     waits.sort((a, b) => a - b);
-    return { runsPerS: queue.length / seconds, p50: quantile(waits, 0.5), p99: quantile(waits, 0.99) };
+    return {
+      runsPerS: queue.length / seconds,
+      p50: quantile(waits, 0.5),
+      p99: quantile(waits, 0.99),
+      cpuMsPer1000: ((cpu.user + cpu.system) / 1000 / queue.length) * 1000,
+    };
   } finally {
     await store.close();
     await admin.db.execute(`drop database ${name} with (force)`);
@@ -138,9 +147,17 @@ for (const c of CASES) {
     r.runsPerS.toFixed(0),
     r.p50.toFixed(1),
     r.p99.toFixed(1),
+    r.cpuMsPer1000.toFixed(0),
     `${(r.runsPerS / baseline).toFixed(2)}×`,
   ]);
   process.stderr.write(`${c.name}: ${r.runsPerS.toFixed(0)} runs/s\n`);
 }
 console.log(`bench:ingest — ${SERVERS} tests × ${ROUNDS} rounds of runs into Postgres, one fresh database per case`);
-console.log(columns([['case', 'runs/s', 'commit wait p50 ms', 'p99 ms', 'vs baseline'], ...rows]));
+console.log(
+  `load average at the end: ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
+console.log(
+  columns([['case', 'runs/s', 'commit wait p50 ms', 'p99 ms', 'CPU ms / 1,000 runs', 'vs baseline'], ...rows]),
+);

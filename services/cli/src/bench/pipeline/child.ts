@@ -3,6 +3,7 @@
 import { startCheapFleet } from '@mcp-fleet/fleet-sim';
 import { startBenchAgent } from './bench-agent';
 import type { FromChild, ToChild } from './children';
+import { startWindowProfile, type WindowProfile } from './profile';
 
 const [role, ...args] = process.argv.slice(2);
 const send = (m: FromChild) => process.send?.(m);
@@ -24,9 +25,16 @@ if (role === 'fleet') {
     stopping ??= agent.stop().catch(() => {});
     return stopping;
   };
-  process.on('message', (m: ToChild) => {
+  let profile: WindowProfile | undefined;
+  process.on('message', async (m: ToChild) => {
     if (m.type === 'stats') send({ type: 'stats', ...agent.stats() });
-    else void stop().then(() => send({ type: 'stopped' }));
+    else if (m.type === 'profile-start') {
+      profile = await startWindowProfile();
+      send({ type: 'profiling' });
+    } else if (m.type === 'profile-stop') {
+      await profile?.stop(m.file);
+      send({ type: 'profiled' });
+    } else void stop().then(() => send({ type: 'stopped' }));
   });
   process.on('disconnect', () => void stop().then(() => process.exit(0)));
   send({ type: 'ready' });

@@ -5,9 +5,15 @@ import { fileURLToPath } from 'node:url';
 import type { DeliveryStats } from './bench-agent';
 import { note } from './settings';
 
-export type ToChild = { type: 'stats' } | { type: 'stop' };
+export type ToChild =
+  | { type: 'stats' }
+  | { type: 'stop' }
+  | { type: 'profile-start' }
+  | { type: 'profile-stop'; file: string };
 export type FromChild =
   | { type: 'ready'; urls?: string[] }
+  | { type: 'profiling' }
+  | { type: 'profiled' }
   | ({ type: 'stats'; requests?: number } & Partial<DeliveryStats>)
   | { type: 'stopped' };
 

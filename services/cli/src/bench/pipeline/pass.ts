@@ -16,6 +16,7 @@ import { lagHistogram, scrapeLagBuckets } from './histogram';
 import { isAborted, sleep, throwIfAborted } from './interrupt';
 import { observeControlBus } from './observe';
 import { cpuPercent, cpuSnapshot } from './proc-cpu';
+import { startWindowProfile } from './profile';
 import { type PassResult, quantiles, verdict } from './result';
 import { ADMIN_URL, benchLogger, type Config, NATS_URL, note, REGION, round } from './settings';
 
@@ -91,10 +92,23 @@ export async function runPass(cfg: Config, fleet: Child, urls: readonly string[]
       const loop = monitorEventLoopDelay({ resolution: 10 });
       loop.enable();
       const requests0 = (await fleet.ask({ type: 'stats' }, 'stats')).requests ?? 0;
+      const profileDir = process.env.BENCH_CPU_PROF;
+      const profile = profileDir ? await startWindowProfile() : undefined;
+      if (profileDir) await Promise.all(agentChildren.map((c) => c.ask({ type: 'profile-start' }, 'profiling')));
       await sleep(measureS * 1000);
       throwIfAborted();
       const windowEnd = Date.now();
       loop.disable();
+      if (profileDir) {
+        const prefix = `${profileDir}/${targetPerS.toFixed(0)}-per-s-${tag}`;
+        await profile?.stop(`${prefix}-control.cpuprofile`);
+        await Promise.all(
+          agentChildren.map((c, i) =>
+            c.ask({ type: 'profile-stop', file: `${prefix}-agent${i}.cpuprofile` }, 'profiled'),
+          ),
+        );
+        note(`  CPU profiles of the window: ${prefix}-*.cpuprofile`);
+      }
       const cpu1 = cpuSnapshot(fleet.pid, agentChildren);
       const h1 = await scrapeLagBuckets(control.url);
       const pendingAtEnd = await controlBus.pending();
