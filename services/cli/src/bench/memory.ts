@@ -62,7 +62,18 @@ function printAgent(runs: AgentFigures[]): void {
     `\nagent: ${f0.targets} slow loopback targets (each answers after ${f0.delayMs} ms), concurrency ${f0.concurrency}, ${f0.seconds} s loaded; RSS from /proc, heap from process.memoryUsage() (MiB)\n`,
   );
   const rows: (string | number)[][] = [
-    ['node flags', 'state', 'in flight', 'RSS', 'heap used', 'heap total', 'external', 'arrayBuffers', 'probes done'],
+    [
+      'node flags',
+      'state',
+      'in flight',
+      'RSS',
+      'heap used',
+      'heap total',
+      'external',
+      'arrayBuffers',
+      'probes done',
+      'CPU ms/probe',
+    ],
   ];
   for (const f of runs) {
     const flags = f.nodeFlags.join(' ') || '(defaults)';
@@ -78,6 +89,7 @@ function printAgent(runs: AgentFigures[]): void {
       i.externalMib,
       i.arrayBuffersMib,
       '',
+      '',
     ]);
     rows.push([
       '',
@@ -89,6 +101,7 @@ function printAgent(runs: AgentFigures[]): void {
       p.externalMib,
       p.arrayBuffersMib,
       f.probesDone,
+      f.cpuMsPerProbe,
     ]);
   }
   console.log(pad(rows));

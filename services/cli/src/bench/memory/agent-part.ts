@@ -31,6 +31,8 @@ export interface AgentFigures {
   maxInFlight: number;
   probesDone: number;
   kibPerProbe: number;
+  /** The agent's CPU time (user + system) while loaded, per probe done: what a memory saving costs. */
+  cpuMsPerProbe: number;
 }
 
 const CHILD = fileURLToPath(new URL('./agent-child.ts', import.meta.url));
@@ -97,10 +99,13 @@ export async function runAgentPart(opts: AgentPartOptions): Promise<AgentFigures
     // Idle: the agent started, its queue empty. The highest of five readings a second apart.
     let idleKib = 0;
     let idleSample: NodeJS.MemoryUsage | undefined;
+    let cpuBefore: NodeJS.CpuUsage | undefined;
     for (let i = 0; i < 5; i++) {
       await sleep(1_000);
       idleKib = Math.max(idleKib, rssKib(agent.pid) ?? 0);
-      idleSample = (await agent.ask({ type: 'sample' }, 'sample')).memory;
+      const s = await agent.ask({ type: 'sample' }, 'sample');
+      idleSample = s.memory;
+      cpuBefore = s.cpu;
     }
     opts.say(`agent idle: ${mib(idleKib)} MiB RSS; loading ${urls.length} slow targets (${opts.delayMs} ms each)`);
     agent.send({ type: 'load', urls, timeoutMs: opts.delayMs * 3 });
@@ -108,6 +113,7 @@ export async function runAgentPart(opts: AgentPartOptions): Promise<AgentFigures
     let peak: { inFlight: number; memory: NodeJS.MemoryUsage } | undefined;
     let maxInFlight = 0;
     let done = 0;
+    let cpuAfter = cpuBefore!;
     const until = Date.now() + opts.seconds * 1000;
     while (Date.now() < until) {
       await sleep(1_000);
@@ -115,6 +121,7 @@ export async function runAgentPart(opts: AgentPartOptions): Promise<AgentFigures
       const s = await agent.ask({ type: 'sample' }, 'sample');
       maxInFlight = Math.max(maxInFlight, s.inFlight);
       done = s.done;
+      cpuAfter = s.cpu;
       if (kib >= peakKib) {
         peakKib = kib;
         peak = { inFlight: s.inFlight, memory: s.memory };
@@ -132,6 +139,10 @@ export async function runAgentPart(opts: AgentPartOptions): Promise<AgentFigures
       maxInFlight,
       probesDone: done,
       kibPerProbe: Math.round((peakKib - idleKib) / inFlightAtPeak),
+      cpuMsPerProbe:
+        Math.round(
+          ((cpuAfter.user - cpuBefore!.user + cpuAfter.system - cpuBefore!.system) / 1000 / Math.max(1, done)) * 100,
+        ) / 100,
     };
   } finally {
     await agent?.end();
