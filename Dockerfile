@@ -26,7 +26,8 @@ RUN mkdir -p /app/.mcp-fleet && chown node:node /app /app/.mcp-fleet
 USER node
 # control's API and /metrics; an agent's /metrics (set MCP_FLEET_API_HOST / MCP_FLEET_AGENT_HOST=0.0.0.0).
 EXPOSE 7070 7071
-ENTRYPOINT ["node", "services/cli/bin/mcp-fleet.js"]
+# The mcp-fleet command under node, with the V8 flags its verb needs (an agent's memory): the launcher says which and why.
+ENTRYPOINT ["/bin/sh", "services/cli/bin/mcp-fleet.sh"]
 CMD ["help"]
 
 FROM ${NODE_IMAGE} AS web

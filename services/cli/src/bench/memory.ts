@@ -7,20 +7,20 @@
 //                                flight (goal: under 200 MB).
 //   --part all (default)         both, the agent first (it is short).
 // Other flags: --targets (1000), --delay-ms (10000, how long a slow target holds its answer),
-// --sample-seconds (5), --node-flags=… (repeatable: the agent runs once with node's defaults, then
-// once per --node-flags; default one more run with --max-semi-space-size=2), --json.
+// --sample-seconds (5), --node-flags=… (repeatable: the agent runs once with node's defaults, once
+// with the flags the image's launcher starts it with (bin/mcp-fleet.sh: as it ships), then once per
+// --node-flags), --json.
 // Linux only: RSS comes from /proc. Parts live in ./memory/.
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { launcherFlags } from '../launcher-flags';
 import { type AgentFigures, runAgentPart } from './memory/agent-part';
 import { type MonitorFigures, runMonitorPart } from './memory/monitor-part';
 
 /** Issue 19's goals, in MB as the issue says them (MiB here: the stricter reading). */
 const MONITOR_GOAL_MIB = 400;
 const AGENT_GOAL_MIB = 200;
-/** The agent's second run: V8's young generation capped at 2 MB semi-spaces (README, Benchmarks). */
-const AGENT_FLAGS = '--max-semi-space-size=2';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 
 function num(raw: string | undefined, name: string, fallback: number): number {
@@ -75,8 +75,13 @@ function printAgent(runs: AgentFigures[]): void {
       'CPU ms/probe',
     ],
   ];
+  const shipped = launcherFlags('agent').join(' ');
+  const name = (f: AgentFigures) => {
+    const flags = f.nodeFlags.join(' ');
+    return flags === shipped ? `${flags} (as shipped)` : flags || '(defaults)';
+  };
   for (const f of runs) {
-    const flags = f.nodeFlags.join(' ') || '(defaults)';
+    const flags = name(f);
     const i = f.idle;
     const p = f.peak;
     rows.push([
@@ -108,7 +113,7 @@ function printAgent(runs: AgentFigures[]): void {
   console.log('');
   for (const f of runs)
     console.log(
-      `${(f.nodeFlags.join(' ') || 'defaults').padEnd(26)} peak ${f.peak.rssMib} MiB, ${verdict(f.peak.rssMib, AGENT_GOAL_MIB)}; ${f.kibPerProbe} KiB per probe in flight over the idle agent`,
+      `${name(f).padEnd(26)} peak ${f.peak.rssMib} MiB, ${verdict(f.peak.rssMib, AGENT_GOAL_MIB)}; ${f.kibPerProbe} KiB per probe in flight over the idle agent`,
     );
 }
 
@@ -132,9 +137,12 @@ async function main(): Promise<void> {
   const out: { agent?: AgentFigures[]; monitor?: MonitorFigures } = {};
   if (part !== 'monitor') {
     const targets = num(values.targets, '--targets', 1_000);
-    // The agent as it runs by default, then with each variant of flags asked for (default: the
-    // young generation capped, as NODE_OPTIONS can set it for an agent process).
-    const variants = [[], ...(values['node-flags'] ?? [AGENT_FLAGS]).map((f) => f.split(/\s+/).filter(Boolean))];
+    // The agent under node's defaults, as the launcher starts it, then with each variant asked for.
+    const variants = [
+      [],
+      launcherFlags('agent'),
+      ...(values['node-flags'] ?? []).map((f) => f.split(/\s+/).filter(Boolean)),
+    ];
     out.agent = [];
     for (const nodeFlags of variants)
       out.agent.push(
