@@ -14,13 +14,21 @@
 #                                     compiler: optimising it with TurboFan holds its compiler's memory
 #                                     for good (as for `npm start`, tools/start.mjs), and parsing a
 #                                     probe's few responses is no slower for it.
-#   Both measured by `npm run bench:memory -- --part agent`, which reads them from here (README,
+#   Measured by `npm run bench:memory -- --part agent`, which reads them from here (README,
 #   Benchmarks). Other verbs run with node's defaults.
 #
+# An agent runs from the bundle the image's build makes (`npm run build:agent`: dist/run.js, plain
+# JavaScript, no tsx and its ~40 MB); without one (a checkout) from the sources, as bin/mcp-fleet.js does.
 # `exec`: node replaces this shell, so it is the container's process 1 and receives its signals.
 set -e
-bin="$(dirname "$0")/mcp-fleet.js"
+here="$(dirname "$0")"
+flags=""
+entry="$here/mcp-fleet.js"
 case "$1" in
-  agent) exec node --max-semi-space-size=2 --heap-growing-percent=30 --liftoff-only "$bin" "$@" ;;
-  *) exec node "$bin" "$@" ;;
+  agent)
+    flags="--max-semi-space-size=2 --heap-growing-percent=30 --liftoff-only"
+    if [ -f "$here/../dist/run.js" ]; then entry="$here/../dist/run.js"; fi
+    ;;
 esac
+# $flags unquoted: one word per flag.
+exec node $flags "$entry" "$@"

@@ -5,12 +5,13 @@ import { readFileSync } from 'node:fs';
 
 const LAUNCHER = new URL('../bin/mcp-fleet.sh', import.meta.url);
 
-/** The flags of `verb`'s line (`<verb>) exec node <flags> "$bin" "$@" ;;`), else of the `*)` line. */
+/** The flags of `verb`'s case in the launcher (`<verb>)` then `flags="…"`); none for a verb it does not name. */
 export function launcherFlags(verb: string): string[] {
   const text = readFileSync(LAUNCHER, 'utf8');
-  const line = (label: string) =>
-    new RegExp(`^\\s*${label.replace(/[*]/g, '\\*')}\\) exec node (.*?)"\\$bin" "\\$@" ;;$`, 'm').exec(text);
-  const found = line(verb) ?? line('*');
-  if (!found) throw new Error(`bin/mcp-fleet.sh has no line for ${verb} nor a default (*) line: was it changed?`);
-  return found[1]!.split(/\s+/).filter(Boolean);
+  if (!/^\s*flags=""$/m.test(text) || !/exec node \$flags /.test(text))
+    throw new Error(
+      'bin/mcp-fleet.sh no longer sets flags="…" per verb for `exec node $flags`: update launcher-flags.ts',
+    );
+  const found = new RegExp(`^\\s*${verb}\\)\\n\\s*flags="([^"]*)"`, 'm').exec(text);
+  return found ? found[1]!.split(/\s+/).filter(Boolean) : [];
 }

@@ -6,16 +6,20 @@
 //                                targets: peak RSS beside the same agent idle, and KiB per probe in
 //                                flight (goal: under 200 MB).
 //   --part all (default)         both, the agent first (it is short).
+// The agent runs three times: from its sources through tsx with node's defaults (`node
+// bin/mcp-fleet.js agent`, how it ran before), the same with the flags the image's launcher gives it
+// (bin/mcp-fleet.sh), and bundled with those flags (bundle.ts: as the image runs it); then bundled
+// once per --node-flags=… (repeatable) with those flags instead.
 // Other flags: --targets (1000), --delay-ms (10000, how long a slow target holds its answer),
-// --sample-seconds (5), --node-flags=… (repeatable: the agent runs once with node's defaults, once
-// with the flags the image's launcher starts it with (bin/mcp-fleet.sh: as it ships), then once per
-// --node-flags), --json.
+// --sample-seconds (5), --json.
 // Linux only: RSS comes from /proc. Parts live in ./memory/.
+import { mkdtempSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { bundle } from '../bundle';
 import { launcherFlags } from '../launcher-flags';
-import { type AgentFigures, runAgentPart } from './memory/agent-part';
+import { type AgentFigures, CHILD, runAgentPart } from './memory/agent-part';
 import { type MonitorFigures, runMonitorPart } from './memory/monitor-part';
 
 /** Issue 19's goals, in MB as the issue says them (MiB here: the stricter reading). */
@@ -63,7 +67,7 @@ function printAgent(runs: AgentFigures[]): void {
   );
   const rows: (string | number)[][] = [
     [
-      'node flags',
+      'agent (runs from, node flags)',
       'state',
       'in flight',
       'RSS',
@@ -77,8 +81,8 @@ function printAgent(runs: AgentFigures[]): void {
   ];
   const shipped = launcherFlags('agent').join(' ');
   const name = (f: AgentFigures) => {
-    const flags = f.nodeFlags.join(' ');
-    return flags === shipped ? `${flags} (as shipped)` : flags || '(defaults)';
+    const flags = f.nodeFlags.join(' ') || 'node defaults';
+    return `${f.from}, ${flags}${f.from === 'bundle' && flags === shipped ? ' (as shipped)' : ''}`;
   };
   for (const f of runs) {
     const flags = name(f);
@@ -137,24 +141,34 @@ async function main(): Promise<void> {
   const out: { agent?: AgentFigures[]; monitor?: MonitorFigures } = {};
   if (part !== 'monitor') {
     const targets = num(values.targets, '--targets', 1_000);
-    // The agent under node's defaults, as the launcher starts it, then with each variant asked for.
-    const variants = [
-      [],
-      launcherFlags('agent'),
-      ...(values['node-flags'] ?? []).map((f) => f.split(/\s+/).filter(Boolean)),
+    const shipped = launcherFlags('agent');
+    const variants: { nodeFlags: string[]; bundled: boolean }[] = [
+      { nodeFlags: [], bundled: false },
+      { nodeFlags: shipped, bundled: false },
+      { nodeFlags: shipped, bundled: true },
+      ...(values['node-flags'] ?? []).map((f) => ({ nodeFlags: f.split(/\s+/).filter(Boolean), bundled: true })),
     ];
-    out.agent = [];
-    for (const nodeFlags of variants)
-      out.agent.push(
-        await runAgentPart({
-          targets,
-          concurrency: targets,
-          seconds: num(values['agent-seconds'], '--agent-seconds', 30),
-          delayMs: num(values['delay-ms'], '--delay-ms', 10_000),
-          nodeFlags,
-          say,
-        }),
-      );
+    // The child bundled as the image bundles the command, inside the package (its imports resolve
+    // from node_modules as the image's do), removed at the end.
+    const dir = mkdtempSync(join(ROOT, 'services', 'cli', '.tmp-bench-agent-'));
+    try {
+      await bundle(CHILD, dir);
+      out.agent = [];
+      for (const v of variants)
+        out.agent.push(
+          await runAgentPart({
+            targets,
+            concurrency: targets,
+            seconds: num(values['agent-seconds'], '--agent-seconds', 30),
+            delayMs: num(values['delay-ms'], '--delay-ms', 10_000),
+            nodeFlags: v.nodeFlags,
+            ...(v.bundled ? { bundled: join(dir, 'agent-child.js') } : {}),
+            say,
+          }),
+        );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
     if (!values.json) printAgent(out.agent);
   }
   if (part !== 'agent') {

@@ -15,6 +15,8 @@ export interface AgentPartOptions {
   delayMs: number;
   /** Extra node flags for the agent's process (e.g. `--max-semi-space-size=2`). */
   nodeFlags?: string[];
+  /** The agent's child bundled (bundle.ts, as the image runs an agent): its path. Unset: the sources, through tsx. */
+  bundled?: string;
   say: (line: string) => void;
 }
 
@@ -22,6 +24,8 @@ type Breakdown = { heapUsedMib: number; heapTotalMib: number; externalMib: numbe
 
 export interface AgentFigures {
   nodeFlags: string[];
+  /** What the agent ran from: its TypeScript sources through tsx, or the bundle. */
+  from: 'sources' | 'bundle';
   targets: number;
   concurrency: number;
   delayMs: number;
@@ -35,11 +39,12 @@ export interface AgentFigures {
   cpuMsPerProbe: number;
 }
 
-const CHILD = fileURLToPath(new URL('./agent-child.ts', import.meta.url));
+/** The child's sources: bundle them (bundle.ts) for an agent as the image runs it. */
+export const CHILD = fileURLToPath(new URL('./agent-child.ts', import.meta.url));
 
-function forkChild(args: string[], nodeFlags: string[] = []) {
-  const child: ChildProcess = fork(CHILD, args, {
-    execArgv: ['--import', 'tsx', ...nodeFlags],
+function forkChild(args: string[], nodeFlags: string[] = [], bundled?: string) {
+  const child: ChildProcess = fork(bundled ?? CHILD, args, {
+    execArgv: bundled ? nodeFlags : ['--import', 'tsx', ...nodeFlags],
     env: { ...process.env, LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -94,7 +99,7 @@ export async function runAgentPart(opts: AgentPartOptions): Promise<AgentFigures
   let agent: ReturnType<typeof forkChild> | undefined;
   try {
     const { urls = [] } = await fleet.next('ready', 120_000);
-    agent = forkChild(['agent', String(opts.concurrency)], opts.nodeFlags);
+    agent = forkChild(['agent', String(opts.concurrency)], opts.nodeFlags, opts.bundled);
     await agent.next('ready');
     // Idle: the agent started, its queue empty. The highest of five readings a second apart.
     let idleKib = 0;
@@ -130,6 +135,7 @@ export async function runAgentPart(opts: AgentPartOptions): Promise<AgentFigures
     const inFlightAtPeak = Math.max(1, peak?.inFlight ?? maxInFlight);
     return {
       nodeFlags: opts.nodeFlags ?? [],
+      from: opts.bundled ? 'bundle' : 'sources',
       targets: opts.targets,
       concurrency: opts.concurrency,
       delayMs: opts.delayMs,
