@@ -1,6 +1,7 @@
 # syntax=docker/dockerfile:1
 # Two small images from one build:
-#   services  the mcp-fleet command (control, agent, sim, up); TypeScript runs through tsx
+#   services  the mcp-fleet command (control, agent, sim, up); TypeScript runs through tsx, but for
+#             an agent: bundled into plain JavaScript (services/cli/dist), which the launcher runs
 #   web       the dashboard: its own HTTP server over the built Next app (web/bin/dashboard.js)
 # Built with every dependency, then trimmed to what runs; both run as the unprivileged `node` user.
 ARG NODE_IMAGE=node:20.20-bookworm-slim
@@ -11,6 +12,7 @@ ENV NEXT_TELEMETRY_DISABLED=1 TURBO_TELEMETRY_DISABLED=1
 COPY . .
 RUN npm ci \
  && npm run build --workspace @mcp-fleet/web \
+ && npm run build:agent \
  && npm prune --omit=dev \
  && rm -rf web/.next/cache
 
@@ -26,7 +28,8 @@ RUN mkdir -p /app/.mcp-fleet && chown node:node /app /app/.mcp-fleet
 USER node
 # control's API and /metrics; an agent's /metrics (set MCP_FLEET_API_HOST / MCP_FLEET_AGENT_HOST=0.0.0.0).
 EXPOSE 7070 7071
-ENTRYPOINT ["node", "services/cli/bin/mcp-fleet.js"]
+# The mcp-fleet command under node, with the V8 flags its verb needs (an agent's memory): the launcher says which and why.
+ENTRYPOINT ["/bin/sh", "services/cli/bin/mcp-fleet.sh"]
 CMD ["help"]
 
 FROM ${NODE_IMAGE} AS web

@@ -140,8 +140,10 @@ describe('docker-compose.yml', () => {
       const body = dockerfile.split(/^FROM /m).find((b) => new RegExp(`AS ${stage}$`, 'm').test(b.split('\n')[0]!))!;
       expect(body, stage).toMatch(/^USER node$/m);
     }
-    expect(dockerfile).toContain('ENTRYPOINT ["node", "services/cli/bin/mcp-fleet.js"]');
-    expect(existsSync(join(REPO, 'services/cli/bin/mcp-fleet.js'))).toBe(true);
+    // The launcher: the mcp-fleet command under node, with the flags its verb needs (services/cli/test/launcher.test.ts).
+    expect(dockerfile).toContain('ENTRYPOINT ["/bin/sh", "services/cli/bin/mcp-fleet.sh"]');
+    for (const bin of ['mcp-fleet.sh', 'mcp-fleet.js'])
+      expect(existsSync(join(REPO, 'services/cli/bin', bin))).toBe(true);
     // The dashboard runs behind its own server (the client address, anti-framing), never `next start`.
     expect(dockerfile).toContain('CMD ["node", "web/bin/dashboard.js"]');
     expect(existsSync(join(REPO, 'web/bin/dashboard.js'))).toBe(true);

@@ -1,7 +1,7 @@
 // The job and result messages that travel between control and the regional agents. Typed and
 // validated at both ends: a message that fails validation is poison (terminated, counted, logged).
 
-import { ScriptSchema } from '@mcp-fleet/config';
+import { ScriptSchema } from '@mcp-fleet/config/script-schema';
 import {
   BOUNDS,
   CAUSE_NAMES,

@@ -4,7 +4,8 @@
 // crash after half the monitor has started. The same words explain a listen that fails later
 // anyway (another process took the port in between).
 import { createServer } from 'node:net';
-import { assertDataDirFree, DataDirInUseError } from '@mcp-fleet/store';
+// The lock's own file, not the store: an agent checks its ports here and has no database to load.
+import { assertDataDirFree, DataDirInUseError } from '@mcp-fleet/store/data-dir-lock';
 
 /** An address a command listens on, and the setting that moves it. */
 export interface Listener {

@@ -66,7 +66,7 @@ export async function main(
   } catch (err) {
     // A wrong setting (config's ConfigError names the variable) is the operator's to fix, as a wrong
     // flag is. Imported here: a verb that threw one has loaded config already, and others need not.
-    const { ConfigError } = await import('@mcp-fleet/config');
+    const { ConfigError } = await import('@mcp-fleet/config/env');
     if (err instanceof UsageError || err instanceof ConfigError) {
       process.stderr.write(`mcp-fleet ${verb}: ${err.message}\nsee mcp-fleet ${verb} --help\n`);
       return EXIT.usage;

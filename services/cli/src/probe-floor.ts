@@ -1,7 +1,7 @@
 // A probing process's own floor (agent, control, up): its role's MCP_FLEET_PROBE_* (config parsed
 // them) under an agent's --allow, --deny, --schemes. Unset parts take `fallback`'s (default: public
 // addresses only, http and https).
-import { type FloorPart, type FloorSettings, floorPart, probeFloorOf } from '@mcp-fleet/config';
+import { type FloorPart, type FloorSettings, floorPart, probeFloorOf } from '@mcp-fleet/config/probe-floor';
 import { PUBLIC_ONLY, type TargetPolicyRanges } from '@mcp-fleet/probe';
 
 /** The floor from flags (first) and the environment's settings; a bad flag is an error naming it. */

@@ -3,8 +3,15 @@
 // logger: JSON lines for machines (stdout not a terminal, or LOG_FORMAT=json), and pino-pretty's
 // lines for the person at a terminal (LOG_FORMAT=pretty forces them), coloured only on a terminal
 // and never under NO_COLOR (https://no-color.org). The process's start says which (configureLogs).
+import { createRequire } from 'node:module';
 import pino, { type DestinationStream, type Level, type Logger } from 'pino';
-import pretty from 'pino-pretty';
+import type pretty from 'pino-pretty';
+
+// pino-pretty (and its ~60 modules) is loaded only for a person at a terminal: a deployed agent or
+// control logs JSON lines and need not hold it (bench:memory). Required, not imported: a logger is
+// made synchronously.
+const load = createRequire(import.meta.url);
+const prettyFactory = (): typeof pretty => load('pino-pretty') as typeof pretty;
 
 export type { Logger } from 'pino';
 
@@ -83,7 +90,7 @@ const PLUMBING = new Set(['level', 'time', 'msg', 'pid', 'hostname', 'name', 'ev
  * JSON; an error by its message). JSON lines keep every field.
  */
 export function prettyStream(colorize: boolean, destination: number | NodeJS.WritableStream = 1): DestinationStream {
-  return pretty({
+  return prettyFactory()({
     colorize,
     sync: true,
     destination,

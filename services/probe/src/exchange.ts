@@ -3,6 +3,7 @@
 import { Agent, type Dispatcher, request } from 'undici';
 import { DNS_TIMEOUT_CODE, systemDns } from './dns';
 import { type JsonRpcMessage, parseJsonRpc } from './jsonrpc';
+import { originPool } from './origin-pool';
 import { SseReader } from './sse';
 
 export type HttpMethod = 'GET' | 'POST' | 'DELETE';
@@ -71,8 +72,9 @@ export interface SendRequest {
 
 export const MAX_BODY_BYTES = 256 * 1024;
 
-/** Keep-alive connections, no redirects followed, tight header limits, bounded DNS lookups (dns.ts). */
+/** Keep-alive connections, no redirects followed, tight header limits, bounded DNS lookups (dns.ts), lean pools (origin-pool.ts). */
 export const defaultDispatcher: Dispatcher = new Agent({
+  factory: originPool,
   keepAliveTimeout: 4_000,
   keepAliveMaxTimeout: 10_000,
   connect: { timeout: 10_000, lookup: systemDns.lookup },

@@ -15,6 +15,7 @@ import type { LookupAddress, LookupOptions } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
 import { type DnsLookups, systemDns } from './dns';
+import { originPool } from './origin-pool';
 
 /** Not the public internet: refused unless allowed. */
 const SPECIAL: readonly string[] = [
@@ -301,6 +302,7 @@ export function guardedDispatcher(
   };
   const connect = buildConnector({ timeout: 10_000, lookup } as buildConnector.BuildOptions);
   return new Agent({
+    factory: originPool,
     keepAliveTimeout: 4_000,
     keepAliveMaxTimeout: 10_000,
     maxHeaderSize: 64 * 1024,

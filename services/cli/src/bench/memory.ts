@@ -6,21 +6,25 @@
 //                                targets: peak RSS beside the same agent idle, and KiB per probe in
 //                                flight (goal: under 200 MB).
 //   --part all (default)         both, the agent first (it is short).
+// The agent runs three times: from its sources through tsx with node's defaults (`node
+// bin/mcp-fleet.js agent`, how it ran before), the same with the flags the image's launcher gives it
+// (bin/mcp-fleet.sh), and bundled with those flags (bundle.ts: as the image runs it); then bundled
+// once per --node-flags=… (repeatable) with those flags instead.
 // Other flags: --targets (1000), --delay-ms (10000, how long a slow target holds its answer),
-// --sample-seconds (5), --node-flags=… (repeatable: the agent runs once with node's defaults, then
-// once per --node-flags; default one more run with --max-semi-space-size=2), --json.
+// --sample-seconds (5), --json.
 // Linux only: RSS comes from /proc. Parts live in ./memory/.
+import { mkdtempSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { type AgentFigures, runAgentPart } from './memory/agent-part';
+import { bundle } from '../bundle';
+import { launcherFlags } from '../launcher-flags';
+import { type AgentFigures, CHILD, runAgentPart } from './memory/agent-part';
 import { type MonitorFigures, runMonitorPart } from './memory/monitor-part';
 
 /** Issue 19's goals, in MB as the issue says them (MiB here: the stricter reading). */
 const MONITOR_GOAL_MIB = 400;
 const AGENT_GOAL_MIB = 200;
-/** The agent's second run: V8's young generation capped at 2 MB semi-spaces (README, Benchmarks). */
-const AGENT_FLAGS = '--max-semi-space-size=2';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 
 function num(raw: string | undefined, name: string, fallback: number): number {
@@ -62,10 +66,26 @@ function printAgent(runs: AgentFigures[]): void {
     `\nagent: ${f0.targets} slow loopback targets (each answers after ${f0.delayMs} ms), concurrency ${f0.concurrency}, ${f0.seconds} s loaded; RSS from /proc, heap from process.memoryUsage() (MiB)\n`,
   );
   const rows: (string | number)[][] = [
-    ['node flags', 'state', 'in flight', 'RSS', 'heap used', 'heap total', 'external', 'arrayBuffers', 'probes done'],
+    [
+      'agent (runs from, node flags)',
+      'state',
+      'in flight',
+      'RSS',
+      'heap used',
+      'heap total',
+      'external',
+      'arrayBuffers',
+      'probes done',
+      'CPU ms/probe',
+    ],
   ];
+  const shipped = launcherFlags('agent').join(' ');
+  const name = (f: AgentFigures) => {
+    const flags = f.nodeFlags.join(' ') || 'node defaults';
+    return `${f.from}, ${flags}${f.from === 'bundle' && flags === shipped ? ' (as shipped)' : ''}`;
+  };
   for (const f of runs) {
-    const flags = f.nodeFlags.join(' ') || '(defaults)';
+    const flags = name(f);
     const i = f.idle;
     const p = f.peak;
     rows.push([
@@ -78,6 +98,7 @@ function printAgent(runs: AgentFigures[]): void {
       i.externalMib,
       i.arrayBuffersMib,
       '',
+      '',
     ]);
     rows.push([
       '',
@@ -89,13 +110,14 @@ function printAgent(runs: AgentFigures[]): void {
       p.externalMib,
       p.arrayBuffersMib,
       f.probesDone,
+      f.cpuMsPerProbe,
     ]);
   }
   console.log(pad(rows));
   console.log('');
   for (const f of runs)
     console.log(
-      `${(f.nodeFlags.join(' ') || 'defaults').padEnd(26)} peak ${f.peak.rssMib} MiB, ${verdict(f.peak.rssMib, AGENT_GOAL_MIB)}; ${f.kibPerProbe} KiB per probe in flight over the idle agent`,
+      `${name(f).padEnd(26)} peak ${f.peak.rssMib} MiB, ${verdict(f.peak.rssMib, AGENT_GOAL_MIB)}; ${f.kibPerProbe} KiB per probe in flight over the idle agent`,
     );
 }
 
@@ -119,21 +141,34 @@ async function main(): Promise<void> {
   const out: { agent?: AgentFigures[]; monitor?: MonitorFigures } = {};
   if (part !== 'monitor') {
     const targets = num(values.targets, '--targets', 1_000);
-    // The agent as it runs by default, then with each variant of flags asked for (default: the
-    // young generation capped, as NODE_OPTIONS can set it for an agent process).
-    const variants = [[], ...(values['node-flags'] ?? [AGENT_FLAGS]).map((f) => f.split(/\s+/).filter(Boolean))];
-    out.agent = [];
-    for (const nodeFlags of variants)
-      out.agent.push(
-        await runAgentPart({
-          targets,
-          concurrency: targets,
-          seconds: num(values['agent-seconds'], '--agent-seconds', 30),
-          delayMs: num(values['delay-ms'], '--delay-ms', 10_000),
-          nodeFlags,
-          say,
-        }),
-      );
+    const shipped = launcherFlags('agent');
+    const variants: { nodeFlags: string[]; bundled: boolean }[] = [
+      { nodeFlags: [], bundled: false },
+      { nodeFlags: shipped, bundled: false },
+      { nodeFlags: shipped, bundled: true },
+      ...(values['node-flags'] ?? []).map((f) => ({ nodeFlags: f.split(/\s+/).filter(Boolean), bundled: true })),
+    ];
+    // The child bundled as the image bundles the command, inside the package (its imports resolve
+    // from node_modules as the image's do), removed at the end.
+    const dir = mkdtempSync(join(ROOT, 'services', 'cli', '.tmp-bench-agent-'));
+    try {
+      await bundle(CHILD, dir);
+      out.agent = [];
+      for (const v of variants)
+        out.agent.push(
+          await runAgentPart({
+            targets,
+            concurrency: targets,
+            seconds: num(values['agent-seconds'], '--agent-seconds', 30),
+            delayMs: num(values['delay-ms'], '--delay-ms', 10_000),
+            nodeFlags: v.nodeFlags,
+            ...(v.bundled ? { bundled: join(dir, 'agent-child.js') } : {}),
+            say,
+          }),
+        );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
     if (!values.json) printAgent(out.agent);
   }
   if (part !== 'agent') {

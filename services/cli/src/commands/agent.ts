@@ -1,14 +1,16 @@
 import { startAgent, startTracing } from '@mcp-fleet/agent';
 import { openBus } from '@mcp-fleet/bus';
-import { agentEnv, parseEnv } from '@mcp-fleet/config';
+// Config's parts an agent needs, not its index: that loads the fleet file's YAML parser too.
+import { parseEnv } from '@mcp-fleet/config/env';
+import { agentEnv } from '@mcp-fleet/config/roles';
 import { configureLogs, createLogger } from '@mcp-fleet/log';
 import { describeRanges } from '@mcp-fleet/probe';
 import { parse, positiveInt } from '../args';
 import { assertFree, inUse, type Listener } from '../in-use';
 import { probeFloor } from '../probe-floor';
+import { untilSignal } from '../signals';
 import { sourceAddressFlag } from '../source-address';
 import { EXIT, UsageError } from '../usage';
-import { untilSignal } from './sim';
 
 const OPTIONS = {
   region: { type: 'string' },

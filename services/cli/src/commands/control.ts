@@ -16,9 +16,9 @@ import { parse } from '../args';
 import { embeddedDataDir } from '../data-dir';
 import { assertFree, InUseError, inUse, type Listener } from '../in-use';
 import { probeFloor } from '../probe-floor';
+import { untilSignal } from '../signals';
 import { storeOptions } from '../store-options';
 import { EXIT, UsageError } from '../usage';
-import { untilSignal } from './sim';
 
 const OPTIONS = { fleet: { type: 'string' }, host: { type: 'string' }, 'data-dir': { type: 'string' } } as const;
 

@@ -1,10 +1,11 @@
 import { DEFECT_TARGET_NAMES, startSim } from '@mcp-fleet/fleet-sim';
 import { CAUSES, detect } from '@mcp-fleet/probe';
 import { parse } from '../args';
+import { untilSignal } from '../signals';
 import { columns } from '../table';
 import { EXIT, UsageError } from '../usage';
 import { formatDetection } from './detect';
-import { basePort, formatTargets, untilSignal } from './sim';
+import { basePort, formatTargets } from './sim';
 
 const OPTIONS = {
   port: { type: 'string' },

@@ -42,8 +42,8 @@ import { type Dispatcher, request } from 'undici';
 import YAML from 'yaml';
 import { headers, parse, targetUrl } from '../args';
 import { probeFloor } from '../probe-floor';
+import { untilSignal } from '../signals';
 import { EXIT, UsageError } from '../usage';
-import { untilSignal } from './sim';
 
 const OPTIONS = {
   out: { type: 'string', short: 'o' },

@@ -1,6 +1,7 @@
 import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
 import { parse, positiveInt } from '../args';
 import { demoDrift } from '../demo-fleet';
+import { untilSignal } from '../signals';
 import { columns } from '../table';
 import { EXIT, UsageError } from '../usage';
 
@@ -31,16 +32,4 @@ export function formatTargets(sim: Sim): string {
   const rows = [['Target', 'URL', 'Speaks', 'What it is']];
   for (const t of sim.targets) rows.push([t.name, t.url, t.supports.join(' ') || '-', t.description]);
   return columns(rows);
-}
-
-export function untilSignal(): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      process.off('SIGINT', done);
-      process.off('SIGTERM', done);
-      resolve();
-    };
-    process.on('SIGINT', done);
-    process.on('SIGTERM', done);
-  });
 }

@@ -25,12 +25,12 @@ import {
 import { assertFree, inUse, type Listener } from '../in-use';
 import { plural } from '../plural';
 import { probeFloor } from '../probe-floor';
+import { untilSignal } from '../signals';
 import { sourceAddressesFlag } from '../source-address';
 import { storeOptions } from '../store-options';
 import { columns } from '../table';
 import { EXIT, UsageError } from '../usage';
 import { authSummary, checkedApiAuth } from './control';
-import { untilSignal } from './sim';
 
 const OPTIONS = {
   fleet: { type: 'string' },

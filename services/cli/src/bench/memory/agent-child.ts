@@ -3,7 +3,9 @@
 // after `delayMs`; `agent <concurrency>` runs one agent on an in-process queue in a process of its
 // own, so its RSS is the agent's alone, and keeps every target busy on `load`: each result is
 // answered with the next job for the same target. The parent reads RSS from /proc; the child also
-// reports process.memoryUsage() (heap, external, array buffers) and jobs in flight on `sample`.
+// reports process.memoryUsage() (heap, external, array buffers), its CPU time and jobs in flight on `sample`.
+// The agent loads what `mcp-fleet agent` loads (its command's module graph, below), so its idle
+// RSS is the shipped agent's; only the bus differs (in-process here, NATS there).
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startAgent } from '@mcp-fleet/agent';
@@ -13,7 +15,7 @@ import { configureLogs, createLogger } from '@mcp-fleet/log';
 export type AgentChildIn = { type: 'load'; urls: string[]; timeoutMs: number } | { type: 'sample' } | { type: 'stop' };
 export type AgentChildOut =
   | { type: 'ready'; urls?: string[] }
-  | { type: 'sample'; memory: NodeJS.MemoryUsage; inFlight: number; done: number }
+  | { type: 'sample'; memory: NodeJS.MemoryUsage; cpu: NodeJS.CpuUsage; inFlight: number; done: number }
   | { type: 'stopped' };
 
 const send = (m: AgentChildOut) => process.send?.(m);
@@ -63,6 +65,8 @@ async function fleet(count: number, delayMs: number): Promise<() => Promise<void
 }
 
 async function agent(concurrency: number): Promise<() => Promise<void>> {
+  // What the shipped agent has loaded before its first job: the `agent` verb's module and all it imports.
+  await import('../../commands/agent');
   // Warnings only: the agent's own lines would bury the bench's table.
   configureLogs({ level: 'warn', format: 'json', colour: false });
   const log = createLogger('bench-agent');
@@ -116,7 +120,8 @@ async function agent(concurrency: number): Promise<() => Promise<void>> {
       load = m;
       for (const [i, url] of m.urls.entries()) void bus.publishJob(jobFor(url, `s${i}`, m.timeoutMs));
     }
-    if (m.type === 'sample') send({ type: 'sample', memory: process.memoryUsage(), inFlight: a.inFlight(), done });
+    if (m.type === 'sample')
+      send({ type: 'sample', memory: process.memoryUsage(), cpu: process.cpuUsage(), inFlight: a.inFlight(), done });
   });
   send({ type: 'ready' });
   return async () => {

@@ -15,6 +15,8 @@ export interface AgentPartOptions {
   delayMs: number;
   /** Extra node flags for the agent's process (e.g. `--max-semi-space-size=2`). */
   nodeFlags?: string[];
+  /** The agent's child bundled (bundle.ts, as the image runs an agent): its path. Unset: the sources, through tsx. */
+  bundled?: string;
   say: (line: string) => void;
 }
 
@@ -22,6 +24,8 @@ type Breakdown = { heapUsedMib: number; heapTotalMib: number; externalMib: numbe
 
 export interface AgentFigures {
   nodeFlags: string[];
+  /** What the agent ran from: its TypeScript sources through tsx, or the bundle. */
+  from: 'sources' | 'bundle';
   targets: number;
   concurrency: number;
   delayMs: number;
@@ -31,13 +35,16 @@ export interface AgentFigures {
   maxInFlight: number;
   probesDone: number;
   kibPerProbe: number;
+  /** The agent's CPU time (user + system) while loaded, per probe done: what a memory saving costs. */
+  cpuMsPerProbe: number;
 }
 
-const CHILD = fileURLToPath(new URL('./agent-child.ts', import.meta.url));
+/** The child's sources: bundle them (bundle.ts) for an agent as the image runs it. */
+export const CHILD = fileURLToPath(new URL('./agent-child.ts', import.meta.url));
 
-function forkChild(args: string[], nodeFlags: string[] = []) {
-  const child: ChildProcess = fork(CHILD, args, {
-    execArgv: ['--import', 'tsx', ...nodeFlags],
+function forkChild(args: string[], nodeFlags: string[] = [], bundled?: string) {
+  const child: ChildProcess = fork(bundled ?? CHILD, args, {
+    execArgv: bundled ? nodeFlags : ['--import', 'tsx', ...nodeFlags],
     env: { ...process.env, LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -92,15 +99,18 @@ export async function runAgentPart(opts: AgentPartOptions): Promise<AgentFigures
   let agent: ReturnType<typeof forkChild> | undefined;
   try {
     const { urls = [] } = await fleet.next('ready', 120_000);
-    agent = forkChild(['agent', String(opts.concurrency)], opts.nodeFlags);
+    agent = forkChild(['agent', String(opts.concurrency)], opts.nodeFlags, opts.bundled);
     await agent.next('ready');
     // Idle: the agent started, its queue empty. The highest of five readings a second apart.
     let idleKib = 0;
     let idleSample: NodeJS.MemoryUsage | undefined;
+    let cpuBefore: NodeJS.CpuUsage | undefined;
     for (let i = 0; i < 5; i++) {
       await sleep(1_000);
       idleKib = Math.max(idleKib, rssKib(agent.pid) ?? 0);
-      idleSample = (await agent.ask({ type: 'sample' }, 'sample')).memory;
+      const s = await agent.ask({ type: 'sample' }, 'sample');
+      idleSample = s.memory;
+      cpuBefore = s.cpu;
     }
     opts.say(`agent idle: ${mib(idleKib)} MiB RSS; loading ${urls.length} slow targets (${opts.delayMs} ms each)`);
     agent.send({ type: 'load', urls, timeoutMs: opts.delayMs * 3 });
@@ -108,6 +118,7 @@ export async function runAgentPart(opts: AgentPartOptions): Promise<AgentFigures
     let peak: { inFlight: number; memory: NodeJS.MemoryUsage } | undefined;
     let maxInFlight = 0;
     let done = 0;
+    let cpuAfter = cpuBefore!;
     const until = Date.now() + opts.seconds * 1000;
     while (Date.now() < until) {
       await sleep(1_000);
@@ -115,6 +126,7 @@ export async function runAgentPart(opts: AgentPartOptions): Promise<AgentFigures
       const s = await agent.ask({ type: 'sample' }, 'sample');
       maxInFlight = Math.max(maxInFlight, s.inFlight);
       done = s.done;
+      cpuAfter = s.cpu;
       if (kib >= peakKib) {
         peakKib = kib;
         peak = { inFlight: s.inFlight, memory: s.memory };
@@ -123,6 +135,7 @@ export async function runAgentPart(opts: AgentPartOptions): Promise<AgentFigures
     const inFlightAtPeak = Math.max(1, peak?.inFlight ?? maxInFlight);
     return {
       nodeFlags: opts.nodeFlags ?? [],
+      from: opts.bundled ? 'bundle' : 'sources',
       targets: opts.targets,
       concurrency: opts.concurrency,
       delayMs: opts.delayMs,
@@ -132,6 +145,10 @@ export async function runAgentPart(opts: AgentPartOptions): Promise<AgentFigures
       maxInFlight,
       probesDone: done,
       kibPerProbe: Math.round((peakKib - idleKib) / inFlightAtPeak),
+      cpuMsPerProbe:
+        Math.round(
+          ((cpuAfter.user - cpuBefore!.user + cpuAfter.system - cpuBefore!.system) / 1000 / Math.max(1, done)) * 100,
+        ) / 100,
     };
   } finally {
     await agent?.end();
