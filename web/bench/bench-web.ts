@@ -9,7 +9,8 @@
 // Flags: --reseed, --build (run `next build` first even when web/.next exists), --requests (30),
 // --warmup (5), --max-age-hours (6: an older seed is redone, its last day having thinned out),
 // --large-servers (1000) and --large-runs (1000000): the large fleet's size (another size seeds its
-// own database, named after it, so the default one is kept).
+// own database, named after it, so the default one is kept); --reads: also the overview's store
+// reads one by one on the large fleet, in Postgres and node CPU ms per call (./overview-reads).
 // Env: BENCH_ADMIN_URL (else MCP_FLEET_TEST_ADMIN_URL, else postgres://postgres@127.0.0.1:5432/postgres).
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -19,6 +20,7 @@ import { ADMIN_URL as TEST_ADMIN_URL } from '@mcp-fleet/testkit';
 import pg from 'pg';
 import { build, isBuilt } from '../index';
 import { startDashboardProcess } from '../tools/next-process';
+import { measureOverviewReads } from './overview-reads';
 import { DEFAULT_DAYS, DEFAULT_REGIONS, SEED_VERSION, seedFleet } from './seed';
 
 const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? TEST_ADMIN_URL;
@@ -277,6 +279,7 @@ async function main(): Promise<number> {
       'max-age-hours': { type: 'string', default: '6' },
       'large-servers': { type: 'string', default: String(LARGE.servers) },
       'large-runs': { type: 'string', default: String(LARGE.runs) },
+      reads: { type: 'boolean', default: false },
     },
   });
   const largeServers = Number(values['large-servers']);
@@ -346,6 +349,21 @@ async function main(): Promise<number> {
   console.log();
   console.log('server-side render, full HTML over loopback, ms');
   console.log(table([header, ...rows], (i) => i > 0));
+  if (values.reads) {
+    // The overview's reads one by one on the large fleet: what each costs in CPU (overview-reads.ts).
+    const costs = await measureOverviewReads(urls.get('large')!, { calls: requests });
+    console.log();
+    console.log(`the overview's reads on the large fleet, one at a time, mean of ${requests} calls, ms`);
+    console.log(
+      table(
+        [
+          ['range', 'read', 'Postgres CPU', 'node CPU', 'wall'],
+          ...costs.map((c) => [c.range, c.read, c.postgresMs.toFixed(1), c.nodeMs.toFixed(1), c.wallMs.toFixed(1)]),
+        ],
+        (i) => i > 1,
+      ),
+    );
+  }
   console.log();
   console.log(`done — ${loadLine()}`);
 
