@@ -106,7 +106,7 @@ async function speak(ctx: ProbeContext, opts: HandshakeOptions): Promise<Handsha
 
   // A revision the lookup found is opened the way it was found (`over`): its own generation's
   // opening, but the sessions opening for 2024-11-05 on a server between generations.
-  let opening = await openRevision(ctx, requested, { complete: true, over: looked?.generation });
+  let opening = looked?.completed ?? (await openRevision(ctx, requested, { complete: true, over: looked?.generation }));
   if (!opening.ok && opening.eraSignal && !looked) {
     looked = await lookup(ctx);
     run.lookup = looked;
@@ -120,7 +120,8 @@ async function speak(ctx: ProbeContext, opts: HandshakeOptions): Promise<Handsha
       opening = await openRevision(ctx, pinned, { complete: true, over: looked.generation });
     } else {
       if (!looked.found) return run.failLookup(looked, undefined);
-      opening = await openRevision(ctx, looked.found, { complete: true, over: looked.generation });
+      opening =
+        looked.completed ?? (await openRevision(ctx, looked.found, { complete: true, over: looked.generation }));
     }
   }
   run.lookup ??= looked;

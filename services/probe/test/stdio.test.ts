@@ -49,9 +49,11 @@ describe('official SDK servers over stdio', () => {
     expect([modern.outcome, modern.negotiated, modern.era]).toEqual(['success', '2026-07-28', 'modern']);
     const legacy = await handshake(server('v1'), { revision: 'newest' });
     expect([legacy.outcome, legacy.negotiated, legacy.era]).toEqual(['success', '2025-11-25', 'legacy']);
-    // server/discover's -32601 said legacy: a lookup heard initialize answer.
-    expect(legacy.lookup).toEqual({ performed: true, found: '2025-11-25', requests: 2 });
-    expect(legacy.stdio?.findings).toEqual([]);
+    // server/discover's -32601 said legacy: a lookup heard initialize answer (then initialized), and
+    // the run adopted that process's conversation rather than starting a third process.
+    expect(legacy.lookup).toEqual({ performed: true, found: '2025-11-25', requests: 3 });
+    expect(legacy.stdio).toEqual({ processes: 2, stdoutNotJson: 0, findings: [], stderr: null });
+    expect(modern.stdio?.processes).toBe(1);
   });
 
   it('a pin the process does not speak fails mcp.protocol.revision, naming what it speaks', async () => {
