@@ -92,18 +92,30 @@ const time = z.string().datetime().max(64);
 const serverInfo = z
   .object({ name: text(BOUNDS.name), version: text(BOUNDS.version), title: text(BOUNDS.name).optional() })
   .nullable();
-const evidence = z
+const evidenceFields = z.object({
+  status: z.number().int().nullable(),
+  contentType: text(BOUNDS.header).nullable(),
+  bodyPreview: text(BOUNDS.preview).nullable(),
+  jsonRpcErrorCode: z.number().nullable(),
+  jsonRpcErrorMessage: text(BOUNDS.preview).nullable(),
+  millis: z.number().nullable(),
+  reachabilityFailure: text(BOUNDS.label).nullable(),
+  message: text(BOUNDS.message),
+});
+/** A run's deciding reply; over stdio with the end of the process's stderr (detection rows and checks carry none). */
+const evidence = evidenceFields.extend({ stderr: text(BOUNDS.stderr).optional() }).nullable();
+
+/** A stdio probe's processes (probe's stdio/report.ts): two findings at most, one per kind. */
+const stdioReport = z
   .object({
-    status: z.number().int().nullable(),
-    contentType: text(BOUNDS.header).nullable(),
-    bodyPreview: text(BOUNDS.preview).nullable(),
-    jsonRpcErrorCode: z.number().nullable(),
-    jsonRpcErrorMessage: text(BOUNDS.preview).nullable(),
-    millis: z.number().nullable(),
-    reachabilityFailure: text(BOUNDS.label).nullable(),
-    message: text(BOUNDS.message),
+    processes: z.number().int().nonnegative(),
+    stdoutNotJson: z.number().int().nonnegative(),
+    findings: z
+      .array(z.object({ id: z.enum(['stdout_only_protocol', 'exits_on_stdin_close']), message: text(BOUNDS.check) }))
+      .max(2),
+    stderr: text(BOUNDS.stderr).nullable(),
   })
-  .nullable();
+  .optional();
 
 export const HandshakeRunSchema = z.object({
   mode: z.enum(['newest', 'pinned']),
@@ -127,6 +139,7 @@ export const HandshakeRunSchema = z.object({
     .nullable(),
   lookup: z.object({ performed: z.boolean(), found: revision.nullable(), requests: z.number().int() }),
   evidence,
+  stdio: stdioReport,
 });
 
 export const DetectionSchema = z.object({
@@ -154,10 +167,11 @@ export const DetectionSchema = z.object({
         note: text(BOUNDS.label),
         sentence: text(BOUNDS.message),
         serverInfo: serverInfo.optional(),
-        evidence: evidence.optional(),
+        evidence: evidenceFields.optional(),
       }),
     )
     .max(REVISIONS.length),
+  stdio: stdioReport,
 });
 
 const checkId = z.enum(CONFORMANCE_CHECKS.map((c) => c.id) as [string, ...string[]]);
@@ -181,10 +195,7 @@ export const ConformanceRunSchema = z.object({
         level: z.enum(['MUST', 'SHOULD']),
         status: z.enum(['pass', 'fail', 'skip']),
         message: text(BOUNDS.check),
-        evidence: evidence
-          .unwrap()
-          .extend({ message: text(BOUNDS.check) })
-          .optional(),
+        evidence: evidenceFields.extend({ message: text(BOUNDS.check) }).optional(),
         millis: z.number().nonnegative(),
         requests: z.number().int().nonnegative(),
       }),

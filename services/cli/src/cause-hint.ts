@@ -11,3 +11,10 @@ export const CAUSE_HINTS: Record<Cause, string> = {
   timeout: 'No answer in time: raise --timeout, or check that the server is answering.',
   policy: 'The probe floor (MCP_FLEET_PROBE_ALLOW, MCP_FLEET_PROBE_DENY) does not let probes reach this address.',
 };
+
+/** The hint for a cause met over stdio, where "address and port" mean nothing. */
+export function causeHint(cause: Cause, overStdio: boolean): string {
+  if (overStdio && cause === 'unreachable')
+    return 'Does the command start and keep running? Its stderr (below, and whole in --json) may say why not.';
+  return CAUSE_HINTS[cause];
+}

@@ -11,7 +11,7 @@ import {
   isPassing,
   tally,
 } from '@mcp-fleet/probe';
-import { CAUSE_HINTS } from './cause-hint';
+import { causeHint } from './cause-hint';
 import { plural } from './plural';
 import { columns } from './table';
 
@@ -100,7 +100,7 @@ export function formatCheckRun(run: ConformanceRun): string {
       // The run's message leads with its cause already when the runner wrote it so; say it either way.
       const sentence = causeSentence(cause, run.evidence);
       head.push(['Cause', terminalText(run.message.startsWith(CAUSES[cause]) ? run.message : sentence)]);
-      head.push(['', CAUSE_HINTS[cause]]);
+      head.push(['', causeHint(cause, run.target.startsWith('stdio: '))]);
     } else head.push(['Outcome', terminalText(`${run.outcome}: ${run.message}`)]);
   }
   head.push(['Verdict', verdictLine(run)]);

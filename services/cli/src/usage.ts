@@ -24,15 +24,22 @@ export const EXIT = {
 /** Each verb's usage, printed by `mcp-fleet <verb> --help` and, together, by `mcp-fleet --help`. */
 export const VERB_USAGE: Record<string, string> = {
   detect: `mcp-fleet detect <url> [--header 'Name: value']... [--timeout ms] [--json]
+  mcp-fleet detect --stdio [--env NAME[=value]]... [--cwd DIR] [--timeout ms] [--json] -- <command> [args...]
                                        which revisions the server accepts (at most 8 requests);
-                                       --timeout bounds each request (default 10000)`,
+                                       --timeout bounds each request (default 10000); --stdio
+                                       starts the command once per revision and speaks over its
+                                       stdin/stdout (environment: PATH and each --env only)`,
   handshake: `mcp-fleet handshake <url> --revision newest|<revision> [--current <revision>]
                       [--header 'Name: value']... [--timeout ms] [--json]
+  mcp-fleet handshake --stdio --revision newest|<revision> [--env NAME[=value]]... [--cwd DIR]
+                      [--timeout ms] [--json] -- <command> [args...]
                                        one handshake run, newest supported or pinned; --current is
                                        the revision a newest-supported test spoke last time`,
   check: `mcp-fleet check <url> [--protocol legacy|auto|<revision>] [--header 'Name: value']...
                   [--no-probe] [--json] [--junit FILE] [--format conformance]
                   [--cross-era [--protocols a,b,c]]
+  mcp-fleet check --stdio [--protocol …] [--env NAME[=value]]... [--cwd DIR] [--no-probe] [--json]
+                  [--junit FILE] [--format conformance] -- <command> [args...]
                                        conformance by era: the checks a client on the negotiated
                                        era relies on (auto: discover first, legacy fallback);
                                        --no-probe skips the raw bad-input probes; --junit writes

@@ -23,6 +23,7 @@ export {
   startSim,
   TARGET_NAMES,
 } from './sim';
+export { STDIO_SERVER_KINDS, STDIO_SERVERS, type StdioServerKind, stdioServer } from './stdio';
 export type { SimTarget } from './target';
 export { SIM_BEARER_TOKEN } from './targets/bearer';
 export {

@@ -27,6 +27,8 @@ export const BOUNDS = {
   check: 300,
   /** A protocol version a server answered with (negotiated, an assertion's expected and actual). */
   revision: 64,
+  /** The end of a stdio server's stderr kept as a run's evidence (its last words). */
+  stderr: 512,
   /** Words from the probe's own tables: generation, note, an assertion's name, a reachability failure. */
   label: 64,
 } as const;
@@ -66,6 +68,7 @@ export function boundEvidence(e: Evidence): Evidence {
     bodyPreview: nullable(e.bodyPreview, (t) => cut(t, BOUNDS.preview)),
     jsonRpcErrorMessage: nullable(e.jsonRpcErrorMessage, (t) => cut(t, BOUNDS.preview)),
     message: cut(e.message, BOUNDS.message),
+    ...(e.stderr !== undefined ? { stderr: e.stderr.slice(-BOUNDS.stderr) } : {}),
   };
 }
 

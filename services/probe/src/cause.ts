@@ -40,6 +40,9 @@ export function causeOf(e: CauseEvidence | null | undefined): Cause | null {
     case 'connection_refused':
     case 'connection_reset':
     case 'network':
+    // stdio: the command could not start, or its process ended before answering.
+    case 'spawn_failed':
+    case 'exited_early':
       return 'unreachable';
     case 'dns':
       return 'dns';

@@ -21,6 +21,8 @@ export interface CheckDefinition {
   readonly spec: string;
   /** An HTTP-only rule (skipped on another transport). */
   readonly http?: true;
+  /** A stdio-only rule (skipped on HTTP). */
+  readonly stdio?: true;
   /** Needs raw probe requests the SDK client never sends (skipped with `--no-probe`). */
   readonly raw?: true;
 }
@@ -267,6 +269,25 @@ export const CONFORMANCE_CHECKS = [
     spec: 'basic/lifecycle: operation',
     raw: true,
   },
+  // ─── stdio: the transport's own rules (seed 002, section 5) ───────────────────────────────
+  // Malformed input not crashing the process is server_alive_after_bad_input (each bad line is
+  // followed by a valid request on the same process).
+  {
+    id: 'stdout_only_protocol',
+    level: 'MUST',
+    era: 'both',
+    rule: 'stdio: nothing but JSON-RPC messages on stdout (logs belong on stderr)',
+    spec: 'basic/transports: stdio',
+    stdio: true,
+  },
+  {
+    id: 'exits_on_stdin_close',
+    level: 'SHOULD',
+    era: 'both',
+    rule: 'stdio: closing stdin ends the process, without SIGTERM or SIGKILL',
+    spec: 'basic/lifecycle: shutdown (stdio)',
+    stdio: true,
+  },
 ] as const satisfies readonly CheckDefinition[];
 
 export type CheckId = (typeof CONFORMANCE_CHECKS)[number]['id'];
@@ -281,13 +302,20 @@ export interface CheckScope {
 /** Why a check that belongs to this era cannot run here; null when it runs. */
 export function skipReason(check: CheckDefinition, scope: CheckScope): string | null {
   if (check.http && scope.transport !== 'http') return 'an HTTP-only rule, and this server is not on HTTP';
+  if (check.stdio && scope.transport !== 'stdio') return 'a stdio-only rule, and this server is not on stdio';
   if (check.raw && !scope.probe) return 'needs raw probe requests, and probes are off (--no-probe)';
   return null;
 }
 
-/** The checks a connection on this era is judged by, in the table's order. */
-export function checksFor(era: Era): CheckDefinition[] {
-  return CONFORMANCE_CHECKS.filter((c) => c.era === era || c.era === 'both');
+/**
+ * The checks a connection on this era is judged by, in the table's order. Over stdio that includes
+ * the HTTP-only rules (skipped, with the reason); over HTTP the stdio transport's own rules are not
+ * listed at all: they say nothing about an HTTP server, and HTTP reports stay as they were.
+ */
+export function checksFor(era: Era, transport: CheckScope['transport'] = 'http'): CheckDefinition[] {
+  return CONFORMANCE_CHECKS.filter(
+    (c) => (c.era === era || c.era === 'both') && (transport === 'stdio' || !('stdio' in c)),
+  );
 }
 
 /** The check with this id (undefined for an id the table does not have). */

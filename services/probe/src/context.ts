@@ -1,15 +1,21 @@
 // A probe's conversation with one target: its clock, its request budget, the headers it sends and
 // the record of every exchange. Openings, lookups, handshakes and detections all talk through it.
+// The target is a URL (HTTP: `send`) or a command (stdio: each conversation is a process of its own,
+// stdio/conversation.ts, whose lines are counted, timed and recorded here through `carry`).
 import type { Dispatcher } from 'undici';
 import {
   defaultDispatcher,
   type Exchange,
   emptyExchange,
+  type PipeMethod,
   type SendRequest,
   type StreamExchange,
   send,
 } from './exchange';
-import { secretsOf } from './redact';
+import { displayUrl, secretsOf } from './redact';
+import type { Ending } from './stdio/child';
+import { STDIO_LIMITS, type StdioLimits } from './stdio/child';
+import { type CommandSpec, displayCommand, isCommandSpec } from './stdio/command';
 
 export interface ProbeOptions {
   /** Extra request headers, usually credentials. Their values never appear in output (nor the URL's credentials). */
@@ -19,6 +25,19 @@ export interface ProbeOptions {
   dispatcher?: Dispatcher;
   /** Called after every request, e.g. to make a span of it. */
   onExchange?: (exchange: Exchange) => void;
+  /** stdio targets: the limits each process runs under (stdio/child.ts), over the defaults. */
+  stdio?: Partial<StdioLimits>;
+}
+
+/** What one stdio process of a probe did besides answering: kept for findings (stdout_only_protocol…). */
+export interface ProcessRecord {
+  /** Lines on stdout that were not JSON-RPC messages, and the first of them. */
+  notJson: { count: number; samples: string[] };
+  stdoutBytes: number;
+  /** How it ended (set once it has). */
+  ending: Ending | undefined;
+  /** The last bytes of its stderr. */
+  stderr: string;
 }
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
@@ -29,7 +48,11 @@ interface Budget {
 }
 
 export class ProbeContext {
-  readonly target: URL;
+  /** A stdio target's command; undefined for a URL. */
+  readonly command: CommandSpec | undefined;
+  readonly stdioLimits: StdioLimits;
+  /** Every stdio process this probe started, in order. */
+  readonly processes: ProcessRecord[] = [];
   readonly startedAt = Date.now();
   readonly deadline: number;
   readonly exchanges: Exchange[] = [];
@@ -39,25 +62,54 @@ export class ProbeContext {
   readonly #dispatcher: Dispatcher;
   readonly #onExchange: ((e: Exchange) => void) | undefined;
   readonly #budgets: Budget[];
+  readonly #url: URL | undefined;
+  readonly #shutdowns: Promise<unknown>[] = [];
   #nextId = 0;
 
   constructor(
-    target: URL,
+    target: URL | CommandSpec,
     opts: ProbeOptions,
     limits: { maxRequests: number; totalMs: number; perRequestMs?: number },
   ) {
-    this.target = target;
+    this.command = isCommandSpec(target) ? target : undefined;
+    this.#url = isCommandSpec(target) ? undefined : target;
+    this.stdioLimits = { ...STDIO_LIMITS, ...opts.stdio };
     this.deadline = this.startedAt + limits.totalMs;
     this.#perRequestMs = limits.perRequestMs ?? limits.totalMs;
     // Header names are case-insensitive: lower-case the operator's so ours replace, not duplicate, them.
     this.#headers = Object.fromEntries(Object.entries(opts.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
-    this.secrets = secretsOf(this.#headers, target);
+    // A command's environment is where its credentials travel (API keys): every value is kept out of output.
+    this.secrets = this.command ? secretsOf({ ...this.command.env }) : secretsOf(this.#headers, this.#url);
     this.#dispatcher = opts.dispatcher ?? defaultDispatcher;
     this.#onExchange = opts.onExchange;
     this.#budgets = [{ limit: limits.maxRequests, used: 0 }];
   }
 
-  /** HTTP requests sent so far. */
+  /** The URL an HTTP step talks to. A stdio target has none: asking is a bug (its openings are stdio's own). */
+  get target(): URL {
+    if (!this.#url) throw new Error('an HTTP step was asked of a stdio target');
+    return this.#url;
+  }
+
+  /** The target as a report shows it: the URL without credentials, or the command line without its environment. */
+  displayTarget(): string {
+    return this.command ? displayCommand(this.command) : displayUrl(this.target);
+  }
+
+  /**
+   * A stdio process's shutdown, left to run beside the probe's next steps (its waits are bounded,
+   * child.ts): a process that ignores SIGTERM must not spend the run's time. `settle` awaits them all.
+   */
+  inBackground(shutdown: Promise<unknown>): void {
+    this.#shutdowns.push(shutdown);
+  }
+
+  /** Every process this probe started has exited (and how is recorded). */
+  async settle(): Promise<void> {
+    while (this.#shutdowns.length > 0) await Promise.all(this.#shutdowns.splice(0));
+  }
+
+  /** HTTP requests sent (stdio: lines written) so far. */
   get requests(): number {
     return this.#budgets[0]!.used;
   }
@@ -110,11 +162,24 @@ export class ProbeContext {
     return res;
   }
 
+  /**
+   * One line over a stdio process (stdio/conversation.ts): the same budget, deadline and record as
+   * `send`. `carry` gets the time left for this request and returns its exchange.
+   */
+  async carry(
+    req: { method: PipeMethod; url: string; jsonRpcMethod?: string | undefined; deliberate?: true | undefined },
+    carry: (timeoutMs: number) => Promise<Exchange>,
+  ): Promise<Exchange> {
+    const refused = this.#refuse(req);
+    if (refused) return refused;
+    return this.#record(await carry(this.#timeout()));
+  }
+
   #timeout(): number {
     return Math.max(1, Math.min(this.#perRequestMs, this.remainingMs()));
   }
 
-  #refuse(req: SendRequest): Exchange | undefined {
+  #refuse(req: Parameters<typeof emptyExchange>[0]): Exchange | undefined {
     if (this.requestsLeft <= 0) return emptyExchange(req, 'request_budget', 'the request budget is spent');
     if (this.remainingMs() <= 0) return emptyExchange(req, 'timeout', 'the time budget is spent');
     for (const b of this.#budgets) b.used += 1;

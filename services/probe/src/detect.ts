@@ -10,6 +10,8 @@ import { openRevision } from './openings';
 import { deleteSession, STREAMABLE_HTTP } from './openings/sessions';
 import { redact, redactStrings } from './redact';
 import { type Generation, isRevision, REVISIONS, type Revision, revisionInfo } from './revisions';
+import { type Target, targetOf } from './stdio/command';
+import { type StdioReport, stdioReport } from './stdio/report';
 
 export const DETECTION_MAX_REQUESTS = 8;
 export const DETECTION_MAX_MS = 20_000;
@@ -36,10 +38,12 @@ export interface Detection {
   retryAfterHeader: string | null;
   newestSupported: Revision | null;
   serverInfo: ServerInfo | null;
-  /** HTTP requests the detection sent. */
+  /** HTTP requests the detection sent (stdio: lines written). */
   requests: number;
   millis: number;
   revisions: RevisionDetection[];
+  /** stdio targets only: processes started (one per revision), findings and the end of stderr. */
+  stdio?: StdioReport;
 }
 
 /**
@@ -47,8 +51,8 @@ export interface Detection {
  * is bounded by 20 s. The openings run side by side; sessions the server minted are deleted
  * afterwards while the request budget lasts.
  */
-export async function detect(url: string | URL, opts: ProbeOptions = {}): Promise<Detection> {
-  const ctx = new ProbeContext(new URL(url), opts, {
+export async function detect(target: Target, opts: ProbeOptions = {}): Promise<Detection> {
+  const ctx = new ProbeContext(targetOf(target), opts, {
     maxRequests: DETECTION_MAX_REQUESTS,
     totalMs: DETECTION_MAX_MS,
     perRequestMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
@@ -62,19 +66,26 @@ export async function detect(url: string | URL, opts: ProbeOptions = {}): Promis
   // revision over Streamable HTTP, which stands for the 2024-11-05 row when HTTP+SSE found nothing.
   const between = openings.find(
     (o) =>
+      !ctx.command &&
       o.ok &&
       o.generation === 'sessions' &&
       isRevision(o.answered) &&
       revisionInfo(o.answered).generation === 'HTTP+SSE transport',
   );
-  const revisions = openings.map((o) => describe(spokenElsewhere(o, between) ?? o, ctx.secrets));
+  const revisions = openings.map((o) =>
+    describe(spokenElsewhere(o, between) ?? o, ctx.secrets, ctx.command !== undefined),
+  );
   const newest = [...revisions].reverse().find((r) => r.supported);
   const limited = ctx.exchanges.find((e) => e.status === 429);
   const outcome: DetectionOutcome = limited ? 'RATE_LIMITED' : newest ? 'DETECTED' : 'NONE';
   const cause = outcome === 'NONE' ? sharedCause(revisions.map((r) => r.evidence)) : null;
+  // Over stdio: every process has ended before the detection reports how they behaved.
+  await ctx.settle();
+  const stdio = stdioReport(ctx);
   // Redacted, then cut to the bounds (bounds.ts), then made storable.
   return storable(
     boundDetection({
+      ...(stdio ? { stdio } : {}),
       outcome,
       cause,
       retryAfterHeader: limited?.headers.retryAfter ? redact(limited.headers.retryAfter, ctx.secrets) : null,
@@ -96,13 +107,14 @@ function spokenElsewhere(o: Opening, between: Opening | undefined): Opening | un
   return { ...between, proposed: o.proposed };
 }
 
-function describe(o: Opening, secrets: readonly string[]): RevisionDetection {
+function describe(o: Opening, secrets: readonly string[], overStdio: boolean): RevisionDetection {
   const info = revisionInfo(o.proposed);
   const elsewhere = o.generation !== info.generation;
   // Only 2024-11-05 is ever spoken elsewhere (spokenElsewhere); its note names the transport, within BOUNDS.label.
   const note = elsewhere ? `deprecated; spoken over ${STREAMABLE_HTTP}` : info.note;
   const base = { revision: o.proposed, generation: info.generation, note };
-  const head = `${info.revision} (${info.generation})`;
+  // Over stdio every revision opens in a process by its era's first message: no HTTP generation applies.
+  const head = `${info.revision} (${overStdio ? `${info.era}, over stdio` : info.generation})`;
   if (o.ok && o.answered === o.proposed) {
     const over = elsewhere ? ` over ${STREAMABLE_HTTP}; the server has no HTTP+SSE endpoint` : '';
     const entry: RevisionDetection = {
@@ -117,7 +129,8 @@ function describe(o: Opening, secrets: readonly string[]): RevisionDetection {
   const message = o.ok
     ? `The server answered with protocol ${excerpt(String(o.answered), secrets, 40)} instead.`
     : (o.failure?.message ?? 'The opening failed.');
-  const evidence = evidenceOf(o.decisive, message, secrets);
+  // A row's evidence carries no stderr: the detection's stdio report has the last words once.
+  const { stderr: _once, ...evidence } = evidenceOf(o.decisive, message, secrets);
   const sentence = redact(`${head}: not supported (${why(o, evidence, secrets)}).`, secrets);
   return { ...base, supported: false, sentence, evidence };
 }

@@ -32,3 +32,15 @@ export function streamSignal(ex: Exchange, firstEvent: string | undefined): bool
   if (ex.failure || isNeverSignalStatus(ex.status)) return false;
   return firstEvent !== 'endpoint';
 }
+
+/**
+ * On stdio, to `server/discover` (seed 004: "on stdio a silent server is a legacy server"): no
+ * answer in time, the process exiting on it (servers that exit on any pre-initialize request), or a
+ * JSON-RPC error other than the modern era's own -32020..-32022 (a legacy server's -32601, or its
+ * "not initialized"). A process that could not start or flooded stdout says nothing about its era.
+ */
+export function pipeDiscoverSignal(ex: Exchange): boolean {
+  if (ex.failure) return ex.failure === 'timeout' || ex.failure === 'exited_early';
+  const err = errorOf(ex.response);
+  return err !== undefined && (err.code === METHOD_NOT_FOUND || !ERA_ERROR_CODES.has(err.code));
+}

@@ -1,7 +1,8 @@
 // What a reply looked like when a revision was not supported: enough to act on, never a credential.
-import { BOUNDS, excerpt } from './bounds';
+import { BOUNDS, CUT_MARK, excerpt } from './bounds';
 import type { Exchange, ReachabilityFailure } from './exchange';
 import { errorOf } from './jsonrpc';
+import { redact } from './redact';
 
 export interface Evidence {
   status: number | null;
@@ -12,6 +13,8 @@ export interface Evidence {
   millis: number | null;
   reachabilityFailure: ReachabilityFailure | null;
   message: string;
+  /** stdio: the end of the process's stderr when it answered (or did not): its own account, redacted and bounded. */
+  stderr?: string;
 }
 
 /** Every string redacted, then cut to its bound (bounds.ts): a credential straddling a cut would otherwise leave its first part behind. */
@@ -27,13 +30,21 @@ export function evidenceOf(ex: Exchange | undefined, message: string, secrets: r
     millis: ex ? ex.millis : null,
     reachabilityFailure: ex?.failure ?? null,
     message: excerpt(message, secrets, BOUNDS.message),
+    ...(ex?.stderr ? { stderr: stderrExcerpt(ex.stderr, secrets) } : {}),
   };
 }
 
 /** Control characters from a hostile body would garble a terminal: show them as U+FFFD. */
-function printable(text: string): string {
+export function printable(text: string): string {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping them is the point
   return text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g, '\ufffd');
+}
+
+/** The end of a stdio server's stderr (the crash explains itself last), redacted, printable and within its bound. */
+export function stderrExcerpt(text: string, secrets: readonly string[]): string {
+  const redacted = redact(text, secrets).trimEnd();
+  const tail = redacted.length > BOUNDS.stderr ? `${CUT_MARK}${redacted.slice(-(BOUNDS.stderr - 1))}` : redacted;
+  return printable(tail);
 }
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is one of the characters to replace

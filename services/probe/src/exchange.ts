@@ -7,6 +7,8 @@ import { originPool } from './origin-pool';
 import { SseReader } from './sse';
 
 export type HttpMethod = 'GET' | 'POST' | 'DELETE';
+/** A line written to a stdio server's stdin (its answer read from stdout): stdio/conversation.ts. */
+export type PipeMethod = 'STDIN';
 
 /** Why a request got no HTTP answer. */
 export type ReachabilityFailure =
@@ -19,10 +21,14 @@ export type ReachabilityFailure =
   | 'network'
   /** The probe's policy or floor refused the address or scheme before any dial (target-policy.ts). */
   | 'policy'
-  | 'request_budget';
+  | 'request_budget'
+  /** stdio (stdio/child.ts): the command could not be started, ended before answering, or flooded stdout and was killed. */
+  | 'spawn_failed'
+  | 'exited_early'
+  | 'stdout_flood';
 
 export interface Exchange {
-  method: HttpMethod;
+  method: HttpMethod | PipeMethod;
   url: string;
   /** The JSON-RPC method this request carried, when it carried one. */
   jsonRpcMethod: string | undefined;
@@ -52,6 +58,27 @@ export interface Exchange {
   failure: ReachabilityFailure | null;
   /** A human account of the failure (no credentials). */
   error: string | undefined;
+  /** stdio: the last bytes the process wrote to stderr by then (its own words; never judged an error by itself). */
+  stderr?: string;
+}
+
+/** The exchange went over a stdio server's pipes, not HTTP. */
+export function onPipe(ex: Exchange): boolean {
+  return ex.method === 'STDIN';
+}
+
+/** The answer came back the way the transport delivers one: a 2xx over HTTP; any answer line over stdio. */
+export function delivered(ex: Exchange): boolean {
+  if (ex.failure) return false;
+  if (onPipe(ex)) return ex.response !== undefined;
+  return ex.status !== null && ex.status >= 200 && ex.status < 300;
+}
+
+/** How a reply is named in a sentence: `HTTP 400` (with its type when `withType`), or `stdio`. */
+export function via(ex: Exchange, withType = false): string {
+  if (onPipe(ex)) return 'stdio';
+  const type = withType && ex.contentType ? `, ${ex.contentType.split(';')[0]}` : '';
+  return `HTTP ${ex.status ?? 0}${type}`;
 }
 
 export interface SendRequest {
@@ -81,10 +108,14 @@ export const defaultDispatcher: Dispatcher = new Agent({
   maxHeaderSize: 64 * 1024,
 });
 
-export function emptyExchange(req: SendRequest, failure: ReachabilityFailure, error: string): Exchange {
+export function emptyExchange(
+  req: Pick<SendRequest, 'jsonRpcMethod' | 'deliberate'> & { method: Exchange['method']; url: URL | string },
+  failure: ReachabilityFailure,
+  error: string,
+): Exchange {
   return {
     method: req.method,
-    url: req.url.href,
+    url: typeof req.url === 'string' ? req.url : req.url.href,
     jsonRpcMethod: req.jsonRpcMethod,
     ...(req.deliberate ? { deliberate: true as const } : {}),
     startedAt: Date.now(),

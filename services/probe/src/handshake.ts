@@ -17,6 +17,8 @@ import { STREAMABLE_HTTP } from './openings/sessions';
 import { OUTCOMES, type Outcome } from './outcomes';
 import { redact, redactStrings } from './redact';
 import { compareRevisions, type Era, type Generation, isRevision, type Revision, revisionInfo } from './revisions';
+import { type Target, targetOf } from './stdio/command';
+import { type StdioReport, stdioReport } from './stdio/report';
 
 export type RevisionChoice = 'newest' | Revision;
 
@@ -63,16 +65,26 @@ export interface HandshakeRun {
   assertion: Assertion | null;
   lookup: { performed: boolean; found: Revision | null; requests: number };
   evidence: Evidence | null;
+  /** stdio targets only: processes started, findings (stdout_only_protocol…) and the end of stderr. */
+  stdio?: StdioReport;
 }
 
 /** Budget: an opening (≤ 3) + a lookup (≤ 4) + the repeat after it (≤ 3). */
 export const HANDSHAKE_MAX_REQUESTS = 10;
 
-export async function handshake(url: string | URL, opts: HandshakeOptions): Promise<HandshakeRun> {
-  const ctx = new ProbeContext(new URL(url), opts, {
+export async function handshake(target: Target, opts: HandshakeOptions): Promise<HandshakeRun> {
+  const ctx = new ProbeContext(targetOf(target), opts, {
     maxRequests: HANDSHAKE_MAX_REQUESTS,
     totalMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
   });
+  const run = await speak(ctx, opts);
+  if (!ctx.command) return run;
+  // Over stdio: every process has ended before the run reports how they behaved.
+  await ctx.settle();
+  return storable({ ...run, stdio: stdioReport(ctx) });
+}
+
+async function speak(ctx: ProbeContext, opts: HandshakeOptions): Promise<HandshakeRun> {
   const pinned = opts.revision === 'newest' ? undefined : opts.revision;
   const current = pinned ? undefined : opts.current;
   const run = new RunBuilder(
@@ -94,7 +106,7 @@ export async function handshake(url: string | URL, opts: HandshakeOptions): Prom
 
   // A revision the lookup found is opened the way it was found (`over`): its own generation's
   // opening, but the sessions opening for 2024-11-05 on a server between generations.
-  let opening = await openRevision(ctx, requested, { complete: true, over: looked?.generation });
+  let opening = looked?.completed ?? (await openRevision(ctx, requested, { complete: true, over: looked?.generation }));
   if (!opening.ok && opening.eraSignal && !looked) {
     looked = await lookup(ctx);
     run.lookup = looked;
@@ -108,7 +120,8 @@ export async function handshake(url: string | URL, opts: HandshakeOptions): Prom
       opening = await openRevision(ctx, pinned, { complete: true, over: looked.generation });
     } else {
       if (!looked.found) return run.failLookup(looked, undefined);
-      opening = await openRevision(ctx, looked.found, { complete: true, over: looked.generation });
+      opening =
+        looked.completed ?? (await openRevision(ctx, looked.found, { complete: true, over: looked.generation }));
     }
   }
   run.lookup ??= looked;
@@ -154,7 +167,10 @@ class RunBuilder {
     const message = move ? `now ${move.to}, was ${move.from}` : OUTCOMES[outcome];
     const answered = older ? `${message}; the server answered ${negotiated} to an offer of ${this.requested}` : message;
     // A server between generations: the run reports the opening it spoke (sessions), not the revision's table row.
-    const between = opening.generation !== revisionInfo(negotiated).generation && opening.generation === 'sessions';
+    const between =
+      !this.ctx.command &&
+      opening.generation !== revisionInfo(negotiated).generation &&
+      opening.generation === 'sessions';
     return this.#build({
       outcome,
       message: between ? `${answered.replace(/\.$/, '')}; ${negotiated} spoken over ${STREAMABLE_HTTP}` : answered,

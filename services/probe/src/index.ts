@@ -46,6 +46,9 @@ export { REPLAY_MAX_MS, type ReplayOptions, type ReplayRun, type ReplayStep, rep
 export { runScript, SCRIPT_MAX_MS, SCRIPT_MAX_REQUESTS, type ScriptOptions } from './script/run';
 export * from './script/script';
 export * from './script/session';
+export { STDIO_LIMITS, type StdioLimits } from './stdio/child';
+export { type CommandSpec, displayCommand, isCommandSpec, type Target } from './stdio/command';
+export type { StdioFinding, StdioFindingId, StdioReport } from './stdio/report';
 export {
   CANONICAL_MAX_DEPTH,
   canonicalJson,

@@ -8,6 +8,7 @@ import { isNeverSignalStatus, judge, type Opening, type ServerInfo } from './ope
 import { awaitEndpoint } from './openings/http-sse';
 import { deleteSession, openSessions } from './openings/sessions';
 import { openStateless } from './openings/stateless';
+import { openStdio } from './openings/stdio';
 import type { Outcome } from './outcomes';
 import { CURRENT_REVISION, type Generation, isRevision, newestOf, type Revision, revisionInfo } from './revisions';
 
@@ -26,6 +27,12 @@ export interface Lookup {
   /** Why it found nothing: the reply that ended it, or `not_mcp` after trying every generation. */
   failure: { outcome: Outcome; message: string } | undefined;
   decisive: Exchange | undefined;
+  /**
+   * stdio only: the opening that found the revision, complete (initialize was followed by
+   * notifications/initialized). Its process was the conversation, so the run adopts it rather than
+   * starting another process to say the same thing again.
+   */
+  completed?: Opening;
 }
 
 export async function lookup(ctx: ProbeContext): Promise<Lookup> {
@@ -35,6 +42,7 @@ export async function lookup(ctx: ProbeContext): Promise<Lookup> {
 }
 
 async function search(ctx: ProbeContext): Promise<Omit<Lookup, 'requests'>> {
+  if (ctx.command) return searchStdio(ctx);
   const discover = await openStateless(ctx, CURRENT_REVISION);
   if (discover.ok && isRevision(discover.answered) && revisionInfo(discover.answered).generation === 'stateless')
     return foundIn(discover);
@@ -69,6 +77,32 @@ async function search(ctx: ProbeContext): Promise<Omit<Lookup, 'requests'>> {
       decisive: wait.get,
     }
   );
+}
+
+/**
+ * Over stdio (seed 004): `server/discover` in one process, then `initialize` in another when the
+ * first said legacy (an error, silence, or an exit: era-signals.ts). The discover probe gets at most
+ * half the time left, so a legacy server that never answers it still has time to be found. Each
+ * opening is complete, so the run can adopt the one that found the revision (`completed`).
+ */
+async function searchStdio(ctx: ProbeContext): Promise<Omit<Lookup, 'requests'>> {
+  const discover = await openStdio(ctx, CURRENT_REVISION, { complete: true, maxMs: ctx.remainingMs() / 2 });
+  if (discover.ok && isRevision(discover.answered) && revisionInfo(discover.answered).era === 'modern')
+    return { ...foundIn(discover), ...(discover.answered === CURRENT_REVISION ? { completed: discover } : {}) };
+  if (!discover.ok && !discover.eraSignal) return notFound(discover);
+  const init = await openStdio(ctx, newestOf('sessions'), { complete: true });
+  if (init.ok && isRevision(init.answered)) return { ...foundIn(init), completed: init };
+  return notFound(init);
+}
+
+function notFound(o: Opening): Omit<Lookup, 'requests'> {
+  return {
+    found: undefined,
+    generation: undefined,
+    serverInfo: undefined,
+    failure: o.failure ?? { outcome: 'not_mcp', message: NOT_IDENTIFIED },
+    decisive: o.decisive,
+  };
 }
 
 function foundIn(o: Opening): Omit<Lookup, 'requests'> {

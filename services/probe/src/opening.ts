@@ -1,6 +1,6 @@
 // The one shape every generation's opening ends in (after blackbox_exporter's prober/: one
 // function per protocol, one outcome shape for all), and how a failed reply is judged.
-import type { Exchange } from './exchange';
+import { type Exchange, via } from './exchange';
 import { errorOf } from './jsonrpc';
 import type { Outcome } from './outcomes';
 import type { Generation, Revision } from './revisions';
@@ -80,11 +80,13 @@ export function isNeverSignalStatus(status: number | null): boolean {
 export function judge(ex: Exchange, what: string): { outcome: Outcome; message: string } {
   if (ex.failure) {
     if (ex.failure === 'timeout') return { outcome: 'timeout', message: `${what}: ${ex.error}` };
-    if (ex.failure === 'request_budget') return { outcome: 'protocol_error', message: `${what}: ${ex.error}` };
+    // A process that floods stdout broke the transport's one rule about it; a budget spent is the probe's bound.
+    if (ex.failure === 'request_budget' || ex.failure === 'stdout_flood')
+      return { outcome: 'protocol_error', message: `${what}: ${ex.error}` };
     return { outcome: 'unreachable', message: `${what}: ${ex.error}` };
   }
   const status = ex.status ?? 0;
-  const http = `HTTP ${status}${ex.contentType ? `, ${ex.contentType.split(';')[0]}` : ''}`;
+  const http = via(ex, true);
   if (status === 401 || status === 403)
     return { outcome: 'auth_required', message: `${what}: the server asked for credentials (${http})` };
   if (status === 429) {

@@ -16,7 +16,9 @@ const failedMust = (run: ConformanceRun) =>
 describe('the defect targets', () => {
   it('cover every check of the table', () => {
     const covered = new Set(CONFORMANCE_DEFECTS.map((d) => d.check));
-    expect(CONFORMANCE_CHECKS.filter((c) => !covered.has(c.id)).map((c) => c.id)).toEqual([]);
+    // The stdio transport's own rules are failed by the hostile stdio servers (stdio-conformance.test.ts).
+    const http = CONFORMANCE_CHECKS.filter((c) => !('stdio' in c));
+    expect(http.filter((c) => !covered.has(c.id)).map((c) => c.id)).toEqual([]);
   });
 
   // One run per target, shared by the rows that name it.

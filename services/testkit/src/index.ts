@@ -6,5 +6,6 @@ export { type NatsCluster, type NatsClusterNode, type NatsClusterOptions, startN
 export { NATS_SERVER_BIN, type NatsServer, type NatsServerOptions, startNatsServer } from './nats-server';
 export { accepts, freePort, freePortRun } from './net';
 export { ADMIN_URL, admin, createTestDatabase, type TestDatabase } from './postgres';
+export { allProcesses, leftovers, type ProcessState } from './processes';
 export { type Answer, type Recorded, type Recorder, startRecorder } from './recorder';
 export { waitFor } from './wait';

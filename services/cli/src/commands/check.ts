@@ -7,15 +7,17 @@ import {
   type CrossEraRun,
   conformance,
   crossEra,
+  isCommandSpec,
   redactStrings,
   secretsOf,
 } from '@mcp-fleet/probe';
-import { conformanceProtocol, crossEraProtocols, headers, parse, targetUrl } from '../args';
+import { conformanceProtocol, crossEraProtocols, headers, parse } from '../args';
 import { checkJson, formatCheckRun } from '../check-report';
 import { officialChecks } from '../conformance-format';
 import { crossEraJson, formatCrossEra } from '../cross-era-report';
 import { checkExit } from '../exit-status';
 import { junitReport } from '../junit';
+import { probeTarget, STDIO_OPTIONS } from '../stdio-target';
 import { UsageError } from '../usage';
 
 // Issue 15's contract, kept exactly: no --timeout (the runner's own bounds apply).
@@ -28,11 +30,13 @@ const OPTIONS = {
   format: { type: 'string' },
   'cross-era': { type: 'boolean', default: false },
   protocols: { type: 'string' },
+  ...STDIO_OPTIONS,
 } as const;
 
 export async function checkCommand(args: string[], out: (s: string) => void): Promise<number> {
   const { values, positionals } = parse(args, OPTIONS);
-  const url = targetUrl(positionals, 'check');
+  const { target } = probeTarget(values, positionals, 'check');
+  const url = target instanceof URL ? target : undefined;
   const protocol = conformanceProtocol(values.protocol);
   const sent = headers(values.header);
   if (values.format !== undefined && values.format !== 'conformance')
@@ -42,6 +46,7 @@ export async function checkCommand(args: string[], out: (s: string) => void): Pr
   const crossEraWanted = values['cross-era'];
   if (values.protocols !== undefined && !crossEraWanted)
     throw new UsageError('--protocols compares protocols: add --cross-era');
+  if (crossEraWanted && !url) throw new UsageError('--cross-era is not available over --stdio yet');
   if (crossEraWanted && (values.format || values.junit !== undefined))
     throw new UsageError('--cross-era reports in the table and --json only, not --format conformance or --junit');
   const protocols = crossEraProtocols(values.protocols);
@@ -51,13 +56,16 @@ export async function checkCommand(args: string[], out: (s: string) => void): Pr
   const junit = values.junit === undefined ? undefined : openReport(values.junit);
 
   try {
-    const raw = await conformance(url, { protocol, probe: !values['no-probe'], headers: sent });
+    const raw = await conformance(target, { protocol, probe: !values['no-probe'], headers: sent });
     // The runner redacts what it reports; this is the last door before a terminal, a CI log or a
-    // file, so credentials given here are redacted again, whatever a server echoed and wherever.
-    const run: ConformanceRun = redactStrings(raw, secretsOf(sent, url));
-    const cross: CrossEraRun | undefined = crossEraWanted
-      ? redactStrings(await crossEra(url, { headers: sent, ...(protocols ? { protocols } : {}) }), secretsOf(sent, url))
-      : undefined;
+    // file, so credentials given here (headers, a command's environment) are redacted again,
+    // whatever a server echoed and wherever.
+    const secrets = url ? secretsOf(sent, url) : secretsOf(isCommandSpec(target) ? { ...target.env } : {});
+    const run: ConformanceRun = redactStrings(raw, secrets);
+    const cross: CrossEraRun | undefined =
+      crossEraWanted && url
+        ? redactStrings(await crossEra(url, { headers: sent, ...(protocols ? { protocols } : {}) }), secrets)
+        : undefined;
     if (junit !== undefined) writeFileSync(junit, junitReport(run));
     if (values.format === 'conformance') out(JSON.stringify(officialChecks(run), null, 2));
     else if (values.json) {

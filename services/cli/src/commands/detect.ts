@@ -1,18 +1,19 @@
-import { causeSentence, type Detection, detect, displayUrl, learntNothing } from '@mcp-fleet/probe';
-import { COMMON_OPTIONS, headers, parse, positiveInt, targetUrl } from '../args';
-import { CAUSE_HINTS } from '../cause-hint';
+import { causeSentence, type Detection, detect, learntNothing } from '@mcp-fleet/probe';
+import { COMMON_OPTIONS, headers, parse, positiveInt } from '../args';
+import { causeHint } from '../cause-hint';
 import { detectionExit } from '../exit-status';
 import { plural } from '../plural';
+import { probeTarget, STDIO_OPTIONS, stdioRows } from '../stdio-target';
 import { columns } from '../table';
 
 export async function detectCommand(args: string[], out: (s: string) => void): Promise<number> {
-  const { values, positionals } = parse(args, COMMON_OPTIONS);
-  const url = targetUrl(positionals, 'detect');
-  const detection = await detect(url, {
+  const { values, positionals } = parse(args, { ...COMMON_OPTIONS, ...STDIO_OPTIONS });
+  const { target, shown } = probeTarget(values, positionals, 'detect');
+  const detection = await detect(target, {
     headers: headers(values.header),
     timeoutMs: positiveInt(values.timeout, '--timeout', 10_000, 600_000),
   });
-  out(values.json ? JSON.stringify(detection, null, 2) : formatDetection(displayUrl(url), detection));
+  out(values.json ? JSON.stringify(detection, null, 2) : formatDetection(shown, detection));
   return detectionExit(detection);
 }
 
@@ -29,13 +30,14 @@ export function formatDetection(target: string, d: Detection): string {
     head.push(
       `Cause    ${causeSentence(d.cause, first)} on every revision, so nothing was learnt about which it speaks`,
     );
-    head.push(`         ${CAUSE_HINTS[d.cause]}`);
+    head.push(`         ${causeHint(d.cause, d.stdio !== undefined)}`);
   }
   head.push(
     `Outcome  ${d.outcome}${d.newestSupported ? ` · newest supported ${d.newestSupported}` : ''}${server} · ${plural(d.requests, 'request')} in ${d.millis} ms`,
   );
   if (d.outcome === 'NONE' && !d.cause)
-    head.push('         This URL did not identify itself as an MCP server on any revision.');
+    head.push(`         This ${d.stdio ? 'command' : 'URL'} did not identify itself as an MCP server on any revision.`);
+  for (const [label, value] of stdioRows(d.stdio)) head.push(`${label.padEnd(8)} ${value}`);
   if (d.outcome === 'RATE_LIMITED')
     head.push(
       `         The server rate-limited the detection (HTTP 429); try again later.${d.retryAfterHeader ? ` Retry-After: ${d.retryAfterHeader}` : ''}`,
@@ -61,6 +63,13 @@ function evidenceLine(e: NonNullable<Detection['revisions'][number]['evidence']>
   const parts: string[] = [];
   if (e.status !== null) parts.push(`HTTP ${e.status}${e.contentType ? `, ${e.contentType.split(';')[0]}` : ''}`);
   if (e.millis !== null) parts.push(`${e.millis} ms`);
+  if (
+    e.reachabilityFailure &&
+    e.status === null &&
+    e.jsonRpcErrorCode === null &&
+    !e.message.includes(e.reachabilityFailure)
+  )
+    parts.push(e.reachabilityFailure.replace(/_/g, ' '));
   // The JSON-RPC error says it best when there is one; otherwise our account of what happened.
   parts.push(
     e.jsonRpcErrorCode !== null ? `JSON-RPC ${e.jsonRpcErrorCode} ${e.jsonRpcErrorMessage ?? ''}`.trim() : e.message,

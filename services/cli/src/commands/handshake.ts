@@ -1,27 +1,33 @@
-import { causeOf, displayUrl, type HandshakeRun, handshake } from '@mcp-fleet/probe';
-import { COMMON_OPTIONS, headers, parse, positiveInt, revision, revisionChoice, targetUrl } from '../args';
-import { CAUSE_HINTS } from '../cause-hint';
+import { causeOf, type HandshakeRun, handshake } from '@mcp-fleet/probe';
+import { COMMON_OPTIONS, headers, parse, positiveInt, revision, revisionChoice } from '../args';
+import { causeHint } from '../cause-hint';
 import { runExit } from '../exit-status';
 import { plural } from '../plural';
+import { probeTarget, STDIO_OPTIONS, stdioRows } from '../stdio-target';
 import { columns } from '../table';
 import { UsageError } from '../usage';
 
-const OPTIONS = { ...COMMON_OPTIONS, revision: { type: 'string' }, current: { type: 'string' } } as const;
+const OPTIONS = {
+  ...COMMON_OPTIONS,
+  ...STDIO_OPTIONS,
+  revision: { type: 'string' },
+  current: { type: 'string' },
+} as const;
 
 export async function handshakeCommand(args: string[], out: (s: string) => void): Promise<number> {
   const { values, positionals } = parse(args, OPTIONS);
-  const url = targetUrl(positionals, 'handshake');
+  const { target, shown } = probeTarget(values, positionals, 'handshake');
   const choice = revisionChoice(values.revision);
   const current = revision(values.current, '--current');
   if (current && choice !== 'newest')
     throw new UsageError('--current goes with --revision newest (a pinned run has no current revision)');
-  const run = await handshake(url, {
+  const run = await handshake(target, {
     revision: choice,
     current,
     headers: headers(values.header),
     timeoutMs: positiveInt(values.timeout, '--timeout', 10_000, 600_000),
   });
-  out(values.json ? JSON.stringify(run, null, 2) : formatRun(displayUrl(url), run));
+  out(values.json ? JSON.stringify(run, null, 2) : formatRun(shown, run));
   return runExit(run);
 }
 
@@ -40,7 +46,7 @@ export function formatRun(target: string, run: HandshakeRun): string {
     ...(cause
       ? [
           ['Cause', run.message],
-          ['', CAUSE_HINTS[cause]],
+          ['', causeHint(cause, run.stdio !== undefined)],
         ]
       : []),
     ['Requested', run.requested ?? '-'],
@@ -58,5 +64,6 @@ export function formatRun(target: string, run: HandshakeRun): string {
   if (run.lookup.performed)
     rows.push(['Lookup', `found ${run.lookup.found ?? 'nothing'} in ${plural(run.lookup.requests, 'request')}`]);
   rows.push(['Requests', `${plural(run.requests, 'request')} in ${run.millis} ms`]);
+  rows.push(...stdioRows(run.stdio));
   return `${columns(rows)}\n`;
 }

@@ -1,10 +1,10 @@
 // What every check gets: the open connection, the secrets to keep out of its words, and the
 // shared steps of the negative checks — a valid request after each bad one (its failures make
 // `server_alive_after_bad_input`), an unknown method, an expected error code.
-import type { Exchange } from '../exchange';
+import { type Exchange, onPipe } from '../exchange';
 import { errorOf, resultOf } from '../jsonrpc';
 import type { Connection } from './connection';
-import { answered, declares, fail, pass, succeeded, type Verdict } from './verdict';
+import { answered, declares, fail, pass, statusIs, succeeded, type Verdict } from './verdict';
 
 export const NO_SUCH_METHOD = 'mcp_fleet/no_such_method';
 
@@ -40,10 +40,12 @@ export class CheckContext {
   /** Pass when `ex` is a JSON-RPC error with `code` (and, when given, this HTTP status). */
   expectCode(ex: Exchange, code: number, what: string, status?: number): Verdict {
     const err = errorOf(ex.response);
-    if (err?.code === code && (status === undefined || ex.status === status))
-      return pass(`${what} got ${status ? `HTTP ${status}, ` : ''}error ${code}`);
+    // Over stdio there is no HTTP status to ask for.
+    const http = status !== undefined && !onPipe(ex) ? status : undefined;
+    if (err?.code === code && statusIs(ex, http))
+      return pass(`${what} got ${http ? `HTTP ${http}, ` : ''}error ${code}`);
     const got = answered(ex, this.secrets);
-    return fail(`${what} got ${got}, not ${status ? `HTTP ${status} with ` : ''}error ${code}`, ex);
+    return fail(`${what} got ${got}, not ${http ? `HTTP ${http} with ` : ''}error ${code}`, ex);
   }
 
   /** A bad request's answer, then the request proving the server survived it. */

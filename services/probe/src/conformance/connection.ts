@@ -5,7 +5,7 @@
 // and the Mcp-* headers. Every request goes through the run's ProbeContext (budget, deadline).
 import { CLIENT_INFO } from '../client-info';
 import type { ProbeContext } from '../context';
-import type { Exchange } from '../exchange';
+import { delivered, type Exchange } from '../exchange';
 import { notificationBody, parseJsonRpc, requestBody, resultOf } from '../jsonrpc';
 import { failed, judge, type Opening, opened, serverInfoOf } from '../opening';
 import { awaitEndpoint } from '../openings/http-sse';
@@ -13,6 +13,10 @@ import { deleteSession, initializeAnswer, openSessions, sessionHeaders } from '.
 import { META } from '../openings/stateless';
 import { type Era, type Generation, newestOf, type Revision, revisionInfo } from '../revisions';
 import type { SseReader } from '../sse';
+import { PipeConnection } from './pipe-connection';
+import { capabilitiesOf, modernMeta } from './requests';
+
+export { capabilitiesOf, modernMeta };
 
 const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 /** How long an answer on an HTTP+SSE stream may take before the request counts as unanswered. */
@@ -59,18 +63,13 @@ export function mcpName(method: string, params: Record<string, unknown> | undefi
   return typeof value === 'string' ? value : undefined;
 }
 
-/** The `_meta` a 2026-07-28 request carries. */
-export function modernMeta(revision: string): Record<string, unknown> {
-  return { [META.protocolVersion]: revision, [META.clientCapabilities]: {}, [META.clientInfo]: CLIENT_INFO };
-}
-
 /** A modern connection: server/discover answered with a result (judged by the checks, not here). */
 export async function connectModern(ctx: ProbeContext, revision: Revision): Promise<Connected> {
+  if (ctx.command) return PipeConnection.open(ctx, revision);
   const conn = new StatelessConnection(ctx, revision);
   const ex = await conn.call('server/discover');
   const result = resultOf(ex.response);
-  const ok2xx = ex.status !== null && ex.status >= 200 && ex.status < 300;
-  if (!ok2xx || !result)
+  if (!delivered(ex) || !result)
     return { ok: false, opening: failed('stateless', revision, ex, judge(ex, 'server/discover'), false) };
   const serverInfo = serverInfoOf(((result._meta ?? {}) as Record<string, unknown>)[META.serverInfo]);
   conn.setOpening(ex, capabilitiesOf(result));
@@ -84,6 +83,8 @@ export async function connectModern(ctx: ProbeContext, revision: Revision): Prom
  * so conformance, surface and script runs reach it as handshakes do.
  */
 export async function connectLegacy(ctx: ProbeContext, revision: Revision): Promise<Connected> {
+  // Over stdio every legacy revision opens with initialize, in a process of its own.
+  if (ctx.command) return PipeConnection.open(ctx, revision);
   if (revisionInfo(revision).generation === 'HTTP+SSE transport') {
     const sse = await connectHttpSse(ctx, revision);
     if (sse.ok || !sse.opening.eraSignal) return sse;
@@ -107,6 +108,8 @@ async function connectSessions(ctx: ProbeContext, revision: Revision): Promise<C
 
 /** The newest legacy revision the server speaks: sessions first, then the HTTP+SSE transport. */
 export async function connectNewestLegacy(ctx: ProbeContext): Promise<Connected> {
+  // Over stdio initialize proposes the newest; the server answers with the one it speaks.
+  if (ctx.command) return PipeConnection.open(ctx, newestOf('sessions'));
   const sessions = await connectLegacy(ctx, newestOf('sessions'));
   if (sessions.ok) return sessions;
   // A wall (401, 429, 5xx, a refused connection) answers the stream the same way: stop there.
@@ -115,11 +118,6 @@ export async function connectNewestLegacy(ctx: ProbeContext): Promise<Connected>
     return sessions;
   const sse = await connectHttpSse(ctx, newestOf('HTTP+SSE transport'));
   return sse.ok ? sse : sessions;
-}
-
-function capabilitiesOf(result: Record<string, unknown> | undefined): Record<string, unknown> {
-  const caps = result?.capabilities;
-  return caps && typeof caps === 'object' && !Array.isArray(caps) ? (caps as Record<string, unknown>) : {};
 }
 
 abstract class BaseConnection implements Connection {

@@ -4,7 +4,8 @@
 import { excerpt } from '../bounds';
 import { errorOf, resultOf } from '../jsonrpc';
 import { sessionHeaders } from '../openings/sessions';
-import type { CheckRunner } from './check-context';
+import { firstLineOfNewProcess } from '../stdio/conversation';
+import type { CheckContext, CheckRunner } from './check-context';
 import type { Connection } from './connection';
 import { answered, declares, fail, pass, skip, succeeded, type Verdict } from './verdict';
 
@@ -39,6 +40,7 @@ export const LEGACY_CHECKS: Record<string, CheckRunner> = {
     return succeeded(ex) ? pass('ping answered') : fail(`ping got ${answered(ex, c.secrets)}`, ex);
   },
   request_before_initialize_rejected: async (c) => {
+    if (c.conn.ctx.command) return beforeInitializeOverStdio(c);
     if (c.conn.generation !== 'sessions') return skip('only the sessions generation has requests outside a session');
     // Sent beside the run's session, as a new client would before its initialize: no session id.
     const id = c.conn.ctx.nextId();
@@ -62,6 +64,14 @@ export const LEGACY_CHECKS: Record<string, CheckRunner> = {
   },
   method_not_found: async (c) => c.expectCode(await c.unknownMethod(), -32601, 'an unknown method'),
 };
+
+/** Over stdio "before initialize" is a process of its own whose first line is tools/list. */
+async function beforeInitializeOverStdio(c: CheckContext): Promise<Verdict> {
+  const ex = await firstLineOfNewProcess(c.conn.ctx, 'tools/list', {});
+  if (succeeded(ex)) return fail('tools/list as the first line of a new process got a result', ex);
+  if (ex.failure) return fail(`a request before initialize got ${answered(ex, c.secrets)}`, ex);
+  return pass(`turned away: ${answered(ex, c.secrets)}`);
+}
 
 async function listSucceeds(
   conn: Connection,

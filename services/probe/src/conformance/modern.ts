@@ -2,12 +2,14 @@
 // The rules every answer must keep (resultType, cache hints, serverInfo, no session, error codes)
 // are judged over the whole run afterwards (observed.ts).
 
+import { onPipe } from '../exchange';
 import { errorOf, resultOf } from '../jsonrpc';
 import { META } from '../openings/stateless';
+import { firstLineOfNewProcess } from '../stdio/conversation';
 import { type CheckRunner, resultFields } from './check-context';
 import { modernMeta } from './connection';
 import { NO_SUCH_TOOL } from './legacy';
-import { answered, declares, fail, namesOf, pass, skip } from './verdict';
+import { answered, declares, fail, namesOf, pass, skip, statusIs } from './verdict';
 
 /** A resource no server has. */
 export const MISSING_RESOURCE = 'mcp-fleet://conformance/no-such-resource';
@@ -42,7 +44,7 @@ export const MODERN_CHECKS: Record<string, CheckRunner> = {
   },
   tools_list_stable_across_connections: async (c) => {
     if (!declares(c.conn.capabilities, 'tools')) return skip('the server declares no tools capability');
-    // The first answer closes its TCP connection, so the second comes over a new one.
+    // The first answer closes its TCP connection (over stdio: its process), so the second comes over a new one.
     const here = await c.conn.call('tools/list', {}, { reset: true });
     const there = await c.conn.call('tools/list');
     const a = namesOf(here, 'tools');
@@ -107,21 +109,29 @@ export const MODERN_CHECKS: Record<string, CheckRunner> = {
     return fail(`an unknown tool got ${answered(ex, c.secrets)}`, ex);
   },
   unsupported_version_rejected: async (c) => {
-    const ex = await c.conn.call(
-      'server/discover',
-      {},
-      {
-        headers: { 'mcp-protocol-version': UNKNOWN_VERSION },
-        meta: modernMeta(UNKNOWN_VERSION),
-        deliberate: true,
-      },
-    );
+    // Over stdio the version is negotiated once, by a process's opening: ask a fresh process.
+    const ex = c.conn.ctx.command
+      ? await firstLineOfNewProcess(c.conn.ctx, 'server/discover', { _meta: modernMeta(UNKNOWN_VERSION) })
+      : await c.conn.call(
+          'server/discover',
+          {},
+          {
+            headers: { 'mcp-protocol-version': UNKNOWN_VERSION },
+            meta: modernMeta(UNKNOWN_VERSION),
+            deliberate: true,
+          },
+        );
     const err = errorOf(ex.response);
     const supported = (err?.data as { supported?: unknown } | undefined)?.supported;
-    if (err?.code === -32022 && Array.isArray(supported) && ex.status === 400)
-      return pass(`HTTP 400, -32022, supported: ${supported.filter((v) => typeof v === 'string').join(', ')}`);
-    if (err?.code === -32022 && ex.status === 400) return fail('-32022 without data.supported', ex);
-    return fail(`version ${UNKNOWN_VERSION} got ${answered(ex, c.secrets)}, not HTTP 400 with -32022`, ex);
+    // HTTP 400 where there is HTTP; over stdio the error alone.
+    const http = onPipe(ex) ? '' : 'HTTP 400, ';
+    if (err?.code === -32022 && Array.isArray(supported) && statusIs(ex, 400))
+      return pass(`${http}-32022, supported: ${supported.filter((v) => typeof v === 'string').join(', ')}`);
+    if (err?.code === -32022 && statusIs(ex, 400)) return fail('-32022 without data.supported', ex);
+    return fail(
+      `version ${UNKNOWN_VERSION} got ${answered(ex, c.secrets)}, not ${http ? 'HTTP 400 with ' : ''}-32022`,
+      ex,
+    );
   },
   missing_meta_rejected: async (c) => {
     const meta = modernMeta(c.conn.revision);

@@ -28,7 +28,7 @@ export interface CheckResult {
 }
 
 export interface ConformanceRun {
-  /** The URL as it may be shown (credentials masked). */
+  /** The URL as it may be shown (credentials masked), or `stdio: <command line>` (no environment). */
   target: string;
   protocol: { requested: ConformanceProtocol; negotiated: string | null; era: Era | null };
   /** Connected, and no MUST check failed. */

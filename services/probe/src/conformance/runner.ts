@@ -7,10 +7,12 @@ import { BOUNDS, boundServerInfo, cut, excerpt } from '../bounds';
 import { causeOf, causeSentence } from '../cause';
 import { type CheckDefinition, type CheckScope, checksFor, skipReason } from '../conformance-checks';
 import { DEFAULT_TIMEOUT_MS, ProbeContext } from '../context';
+import { pipeDiscoverSignal } from '../era-signals';
 import { type Evidence, evidenceOf, storable } from '../evidence';
 import { isNeverSignalStatus, type Opening } from '../opening';
-import { displayUrl, redactStrings } from '../redact';
+import { redactStrings } from '../redact';
 import { CURRENT_REVISION, eraOf, type Revision, revisionInfo } from '../revisions';
+import { type Target, targetOf } from '../stdio/command';
 import { aliveAfterBadInput, BOTH_CHECKS } from './both';
 import { CheckContext, type CheckRunner } from './check-context';
 import { type Connected, connectLegacy, connectModern, connectNewestLegacy } from './connection';
@@ -26,25 +28,27 @@ import {
   type ConformanceRun,
   tally,
 } from './run';
+import { STDIO_CHECKS } from './stdio';
 import type { Verdict } from './verdict';
 
 const ACTIVE: Record<string, CheckRunner> = { ...LEGACY_CHECKS, ...MODERN_CHECKS, ...BOTH_CHECKS };
 
-export async function conformance(url: string | URL, opts: ConformanceOptions = {}): Promise<ConformanceRun> {
+export async function conformance(target: Target, opts: ConformanceOptions = {}): Promise<ConformanceRun> {
   const requested: ConformanceProtocol = opts.protocol ?? 'auto';
-  const ctx = new ProbeContext(new URL(url), opts, {
+  const ctx = new ProbeContext(targetOf(target), opts, {
     maxRequests: CONFORMANCE_MAX_REQUESTS,
     totalMs: CONFORMANCE_MAX_MS,
     perRequestMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
   });
   const connected = await connect(ctx, requested);
   const base = {
-    target: displayUrl(ctx.target),
+    target: ctx.displayTarget(),
     serverInfo: connected.opening.serverInfo
       ? boundServerInfo(redactStrings(connected.opening.serverInfo, ctx.secrets))
       : null,
   };
   if (!connected.ok) {
+    await ctx.settle();
     const failure = connected.opening.failure ?? { outcome: 'protocol_error' as const, message: 'the opening failed' };
     const evidence = evidenceOf(connected.opening.decisive, failure.message, ctx.secrets);
     const cause = causeOf(evidence);
@@ -63,8 +67,8 @@ export async function conformance(url: string | URL, opts: ConformanceOptions = 
 
   const conn = connected.connection;
   const c = new CheckContext(conn, ctx.secrets);
-  const scope: CheckScope = { transport: 'http', probe: opts.probe ?? true };
-  const definitions = checksFor(conn.era);
+  const scope: CheckScope = { transport: ctx.command ? 'stdio' : 'http', probe: opts.probe ?? true };
+  const definitions = checksFor(conn.era, scope.transport);
   const results = new Map<string, CheckResult>();
   const record = (def: CheckDefinition, verdict: Verdict, startedAt: number, requestsBefore: number) => {
     const result = checkResult(def, verdict, startedAt, ctx.requests - requestsBefore, ctx.secrets);
@@ -82,11 +86,13 @@ export async function conformance(url: string | URL, opts: ConformanceOptions = 
     }
   } finally {
     await conn.close();
+    // Over stdio: every process has ended (and how is known) before the stdio checks judge them.
+    await ctx.settle();
   }
   // …then those judged over every answer the run received.
   for (const def of definitions) {
     if (results.has(def.id)) continue;
-    const observe = OBSERVED_CHECKS[def.id];
+    const observe = OBSERVED_CHECKS[def.id] ?? STDIO_CHECKS[def.id];
     const startedAt = Date.now();
     const verdict =
       skipReasonVerdict(def, scope) ??
@@ -124,9 +130,13 @@ async function connect(ctx: ProbeContext, requested: ConformanceProtocol): Promi
   if (requested === 'auto') {
     const modern = await connectModern(ctx, CURRENT_REVISION);
     if (modern.ok) return modern;
-    // A wall (401, 403, 429, 5xx, no answer) would stand in front of the legacy opening too.
+    // A wall (401, 403, 429, 5xx, no answer) would stand in front of the legacy opening too. Over
+    // stdio silence and an exit say legacy instead (era-signals.ts), unless the process never ran.
     const ex = modern.opening.decisive;
-    if (ex && (ex.failure || isNeverSignalStatus(ex.status))) return modern;
+    const wall = ctx.command
+      ? ex !== undefined && ex.failure !== null && !pipeDiscoverSignal(ex)
+      : ex !== undefined && (ex.failure !== null || isNeverSignalStatus(ex.status));
+    if (wall) return modern;
     return connectNewestLegacy(ctx);
   }
   const opened =
@@ -197,6 +207,7 @@ function checkResult(
   return result;
 }
 
-function checkEvidence(e: Evidence): Evidence {
+/** One line of evidence under a check: no stderr (the run's own evidence keeps the process's last words). */
+function checkEvidence({ stderr: _run, ...e }: Evidence): Evidence {
   return { ...e, message: cut(e.message, BOUNDS.check) };
 }

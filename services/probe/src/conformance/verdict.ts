@@ -1,7 +1,7 @@
 // What one check decided, before the runner times it and bounds it: a status, one line saying why,
 // and the reply that decided it. Also the few ways a check reads a reply.
 import { excerpt } from '../bounds';
-import type { Exchange } from '../exchange';
+import { delivered, type Exchange, onPipe, via } from '../exchange';
 import { errorOf, resultOf } from '../jsonrpc';
 import type { CheckStatus } from './run';
 
@@ -21,26 +21,29 @@ export function declares(capabilities: Record<string, unknown>, name: string): b
   return c !== null && typeof c === 'object' && !Array.isArray(c);
 }
 
-/** What came back, in a few words: `HTTP 400, error -32602 "…"`, `HTTP 200, a result`, `no answer (timeout)`. */
+/** What came back, in a few words: `HTTP 400, error -32602 "…"`, `stdio, a result`, `no answer (timeout)`. */
 export function answered(ex: Exchange, secrets: readonly string[]): string {
   if (ex.failure) return `no answer (${ex.failure}${ex.error ? `: ${excerpt(ex.error, secrets, 80)}` : ''})`;
   const err = errorOf(ex.response);
   if (err)
-    return `HTTP ${ex.status}, error ${err.code} ${JSON.stringify(excerpt(err.message.replace(/\s+/g, ' '), secrets, 60))}`;
-  if (resultOf(ex.response)) return `HTTP ${ex.status}, a result`;
-  return `HTTP ${ex.status}${ex.text ? ', no JSON-RPC answer' : ', an empty body'}`;
+    return `${via(ex)}, error ${err.code} ${JSON.stringify(excerpt(err.message.replace(/\s+/g, ' '), secrets, 60))}`;
+  if (resultOf(ex.response)) return `${via(ex)}, a result`;
+  return `${via(ex)}${ex.text ? ', no JSON-RPC answer' : ', an empty body'}`;
+}
+
+/** The HTTP status a rule asks for holds: on HTTP it is this one; over stdio there is none to check. */
+export function statusIs(ex: Exchange, status: number | undefined): boolean {
+  return status === undefined || onPipe(ex) || ex.status === status;
 }
 
 /** A JSON-RPC error with this code (and, on HTTP, this status when given). */
 export function isError(ex: Exchange, code: number, status?: number): boolean {
-  return errorOf(ex.response)?.code === code && (status === undefined || ex.status === status);
+  return errorOf(ex.response)?.code === code && statusIs(ex, status);
 }
 
-/** The request was answered with a result in a 2xx. */
+/** The request was answered with a result (in a 2xx, on HTTP). */
 export function succeeded(ex: Exchange): boolean {
-  return (
-    !ex.failure && ex.status !== null && ex.status >= 200 && ex.status < 300 && resultOf(ex.response) !== undefined
-  );
+  return delivered(ex) && resultOf(ex.response) !== undefined;
 }
 
 /** The names of a list result's items (`tools`, `prompts`, `resources`), or undefined when it is not a list. */

@@ -4,6 +4,7 @@ import { type Generation, type Revision, revisionInfo } from '../revisions';
 import { openHttpSse } from './http-sse';
 import { openSessions } from './sessions';
 import { openStateless } from './stateless';
+import { openStdio } from './stdio';
 
 /**
  * Open a conversation at `revision` the way its generation opens, or over `over` when a lookup
@@ -15,6 +16,8 @@ export function openRevision(
   revision: Revision,
   opts: { complete: boolean; over?: Generation | undefined },
 ): Promise<Opening> {
+  // A stdio target opens every revision in a process of its own, by its era's first message.
+  if (ctx.command) return openStdio(ctx, revision, opts);
   switch (opts.over ?? revisionInfo(revision).generation) {
     case 'stateless':
       return openStateless(ctx, revision);

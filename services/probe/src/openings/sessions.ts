@@ -10,7 +10,7 @@
 import { CLIENT_INFO } from '../client-info';
 import type { ProbeContext } from '../context';
 import { initializeSignal } from '../era-signals';
-import type { Exchange } from '../exchange';
+import { delivered, type Exchange } from '../exchange';
 import { notificationBody, requestBody, resultOf } from '../jsonrpc';
 import { failed, judge, type Opening, opened, type ServerInfo, serverInfoOf } from '../opening';
 import type { Outcome } from '../outcomes';
@@ -74,11 +74,10 @@ type InitializeAnswer =
   | { protocolVersion: string; serverInfo: ServerInfo | undefined }
   | { failure: { outcome: Outcome; message: string } };
 
-/** Read an initialize result from a reply (HTTP+SSE streams hand theirs in as `ex.response`). */
+/** Read an initialize result from a reply (HTTP+SSE streams hand theirs in as `ex.response`; stdio answers too). */
 export function initializeAnswer(ex: Exchange, id: number): InitializeAnswer {
   const result = resultOf(ex.response);
-  const ok2xx = ex.status !== null && ex.status >= 200 && ex.status < 300;
-  if (ex.failure || !ok2xx || !result) return { failure: judge(ex, 'initialize') };
+  if (!delivered(ex) || !result) return { failure: judge(ex, 'initialize') };
   if (ex.response && 'id' in ex.response && ex.response.id !== id)
     return {
       failure: {

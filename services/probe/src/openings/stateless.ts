@@ -3,6 +3,7 @@
 import { CLIENT_INFO } from '../client-info';
 import type { ProbeContext } from '../context';
 import { discoverSignal } from '../era-signals';
+import { delivered, type Exchange } from '../exchange';
 import { errorOf, requestBody, resultOf } from '../jsonrpc';
 import { failed, judge, type Opening, opened, serverInfoOf } from '../opening';
 import { newestKnown, type Revision } from '../revisions';
@@ -13,6 +14,11 @@ export const META = {
   clientInfo: 'io.modelcontextprotocol/clientInfo',
   serverInfo: 'io.modelcontextprotocol/serverInfo',
 } as const;
+
+/** The params of a `server/discover` at `revision`: only the `_meta` envelope. */
+export function discoverParams(revision: Revision): Record<string, unknown> {
+  return { _meta: { [META.protocolVersion]: revision, [META.clientCapabilities]: {}, [META.clientInfo]: CLIENT_INFO } };
+}
 
 export async function openStateless(ctx: ProbeContext, revision: Revision): Promise<Opening> {
   const id = ctx.nextId();
@@ -25,21 +31,27 @@ export async function openStateless(ctx: ProbeContext, revision: Revision): Prom
       'mcp-protocol-version': revision,
       'mcp-method': 'server/discover',
     },
-    body: requestBody(id, 'server/discover', {
-      _meta: { [META.protocolVersion]: revision, [META.clientCapabilities]: {}, [META.clientInfo]: CLIENT_INFO },
-    }),
+    body: requestBody(id, 'server/discover', discoverParams(revision)),
     jsonRpcMethod: 'server/discover',
     jsonRpcId: id,
   });
+  return discoverOpening(ex, id, revision, discoverSignal(ex));
+}
+
+/**
+ * Judge a `server/discover` answer (HTTP or stdio: stdio/opening.ts): the revision the server chose
+ * from its supportedVersions, or why the opening failed. `eraSignal`: the failure says the server
+ * moved generation (each transport has its own signals: era-signals.ts).
+ */
+export function discoverOpening(ex: Exchange, id: number, revision: Revision, eraSignal: boolean): Opening {
   const what = 'server/discover';
   const result = resultOf(ex.response);
-  const ok2xx = ex.status !== null && ex.status >= 200 && ex.status < 300;
-  if (!ok2xx || !result) {
+  if (!delivered(ex) || !result) {
     const err = errorOf(ex.response);
     const failure = judge(ex, what);
     // -32022 names what the server does speak; keep it so a pin can say what is offered instead.
     const offered = err?.code === -32022 ? supportedFrom(err.data) : undefined;
-    const o = failed('stateless', revision, ex, failure, discoverSignal(ex));
+    const o = failed('stateless', revision, ex, failure, eraSignal);
     if (offered) o.answered = offered;
     return o;
   }
