@@ -227,6 +227,9 @@ describe.each(BACKENDS)('reading the fleet on %s', (_name, make) => {
       ],
     });
     expect(summary).toMatchObject({ failingPinnedTests: 1, eraMoves: 3, downgrades: 1, eraChanges: 1 });
+    // The overview's summary leaves the eras out (it does not show them) and nothing else.
+    const withoutEras = await fleetSummary(store.db, { since: minute(0), eras: false });
+    expect(withoutEras).toEqual({ ...summary, byEra: [] });
 
     const window = await fleetSummary(store.db, { since: minute(3), until: minute(5) });
     expect(window.runs).toMatchObject({ total: 2, byOutcome: { downgrade: 1, unsupported_version: 1 } });

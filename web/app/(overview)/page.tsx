@@ -41,7 +41,7 @@ export default async function Overview({ searchParams }: { searchParams: SearchP
   const db = await getDb();
   const window = { since: range.since, until: range.until, buckets: range.buckets };
   const [summary, drift, downgrades, moves, conformance, breaking] = await Promise.all([
-    fleetSummary(db, { since: range.since, until: range.until, countRuns: false }),
+    fleetSummary(db, { since: range.since, until: range.until, countRuns: false, eras: false }),
     revisionDrift(db, window),
     downgradesOverTime(db, window),
     eraMovesList(db, { since: range.since, limit: TIMELINE_MOVES }),
