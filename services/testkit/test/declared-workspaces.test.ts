@@ -12,10 +12,13 @@ const SOURCE = /\.(ts|tsx|mts|js|mjs)$/;
 const IMPORT = /(?:from\s+|import\s*\(\s*|import\s+|require\s*\(\s*)['"](@mcp-fleet\/[a-z0-9-]+)/g;
 
 /**
- * Probe's tests probe the simulated fleet, and fleet-sim is built on probe: declaring it would be a
- * cycle, which turbo refuses. Vitest runs both from source, so no build order is at stake. Tests only.
+ * Probe's tests probe the simulated fleet and look for leftover stdio processes with testkit, and
+ * fleet-sim and testkit are built on probe: declaring them would be a cycle, which turbo refuses.
+ * Vitest runs them all from source, so no build order is at stake. Tests only.
  */
-const UNDECLARABLE: Record<string, readonly string[]> = { '@mcp-fleet/probe': ['@mcp-fleet/fleet-sim'] };
+const UNDECLARABLE: Record<string, readonly string[]> = {
+  '@mcp-fleet/probe': ['@mcp-fleet/fleet-sim', '@mcp-fleet/testkit'],
+};
 
 interface Workspace {
   dir: string;
