@@ -252,9 +252,11 @@ async function picturesAt(
   const out = new Map<number, Picture>();
   const running = new Map<string, number>();
   let speaking = 0;
+  // Every revision counted now or by a changed server: the same for each end.
+  const revisions = new Set([...Object.keys(base), ...delta.keys()]);
   for (let i = 0; i < n; i++) {
     const servers: Record<string, number> = {};
-    for (const r of new Set([...Object.keys(base), ...delta.keys()])) {
+    for (const r of revisions) {
       const v = (running.get(r) ?? 0) + (delta.get(r)?.[i] ?? 0);
       running.set(r, v);
       const total = (base[r] ?? 0) + v;
