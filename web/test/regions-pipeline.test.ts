@@ -193,14 +193,17 @@ describe('multi-region truth through the real pipeline', () => {
   it('one region down: quorum `half` of two regions fails the test, quorum `all` holds until both are down', async () => {
     m.sim.face('geo', 'down', '127.0.0.2');
     const labels = (server: string) => ({ server, test: 'newest/handshake', revision: 'newest' });
+    // geo and geo-all are probed at their own moments, and the gauges are a snapshot read again
+    // after a run moved something (gauge-snapshot.ts): wait until one scrape shows both failing in us-east.
     await waitFor(
-      'us-east failing for geo',
-      async () => (await metric('mcp_test_failing', labels('geo'))) === 1,
+      'us-east failing for geo and geo-all',
+      async () =>
+        (await metric('mcp_test_failing', labels('geo'))) === 1 &&
+        (await metric('mcp_test_regions_failing', labels('geo-all'))) === 1,
       30_000,
     );
     expect(await metric('mcp_test_regions_failing', labels('geo'))).toBe(1);
     expect(await metric('mcp_test_failing', labels('geo-all'))).toBe(0);
-    expect(await metric('mcp_test_regions_failing', labels('geo-all'))).toBe(1);
     const consensus = (await regions('geo-all')).consensus[0]!;
     expect(consensus).toMatchObject({
       regionsTotal: 2,
