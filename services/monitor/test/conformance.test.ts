@@ -85,7 +85,13 @@ describe('conformance-depth tests on Postgres + NATS', () => {
   });
 
   it("control's gauges say who passes; the agents count each check's outcome", async () => {
-    const control = parseMetrics(await (await fetch(`${m.control.url}/metrics`)).text());
+    // The gauges are a snapshot read again after a run moved a check (gauge-snapshot.ts): wait for
+    // both regions' failing MUST to reach it on a loaded machine.
+    const control = await waitFor('the conformance gauges to show both regions', async () => {
+      const s = parseMetrics(await (await fetch(`${m.control.url}/metrics`)).text());
+      const must = seriesValue(s, 'mcp_conformance_must_failing', { server: 'defect-resource_not_found_error' });
+      return must >= 2 && s;
+    });
     expect(seriesValue(control, 'mcp_conformance_passing', { server: 'catalogue' })).toBe(1);
     expect(seriesValue(control, 'mcp_conformance_passing', { server: 'defect-resource_not_found_error' })).toBe(0);
     expect(

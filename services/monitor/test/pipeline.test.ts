@@ -129,9 +129,17 @@ describe.each<[Flavour]>([['postgres+nats'], ['pglite+memory']])('the pipeline o
   });
 
   it("serves control's /metrics with the scheduler, ingest and per-server state series", async () => {
-    const res = await fetch(`${m.control.url}/metrics`);
-    expect(res.headers.get('content-type')).toMatch(/text\/plain/);
-    const samples = parseMetrics(await res.text());
+    // The state gauges are a snapshot read again after a run moved something (gauge-snapshot.ts),
+    // which can trail the API on a loaded machine: wait for the states the API showed above.
+    const samples = await waitFor('the state gauges to show the fleet', async () => {
+      const res = await fetch(`${m.control.url}/metrics`);
+      expect(res.headers.get('content-type')).toMatch(/text\/plain/);
+      const s = parseMetrics(await res.text());
+      const shown =
+        seriesValue(s, 'mcp_server_up', { server: 'sessions-2025-03-26', region: 'us-east' }) === 1 &&
+        seriesValue(s, 'mcp_server_failing_pinned_tests', { server: 'drifter-pinned', region: 'eu-west' }) === 1;
+      return shown && s;
+    });
     expect(
       seriesValue(samples, 'mcp_server_revision_info', {
         server: 'modern',
