@@ -10,6 +10,7 @@ export {
   HandshakeRunSchema,
   type Heartbeat,
   HeartbeatSchema,
+  InvalidMessageError,
   type Job,
   JobSchema,
   parseMessage,

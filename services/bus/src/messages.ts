@@ -283,6 +283,8 @@ export const ResultSchema = z
   });
 export type Result = z.infer<typeof ResultSchema>;
 
+const utf8 = new TextDecoder();
+
 /** Parse a message body; the error names the first bad field. */
 export function parseMessage<T>(
   schema: z.ZodType<T>,
@@ -290,7 +292,7 @@ export function parseMessage<T>(
 ): { ok: true; value: T } | { ok: false; error: string } {
   let json: unknown;
   try {
-    json = JSON.parse(typeof data === 'string' ? data : new TextDecoder().decode(data));
+    json = JSON.parse(typeof data === 'string' ? data : utf8.decode(data));
   } catch {
     return { ok: false, error: 'not JSON' };
   }
@@ -305,10 +307,15 @@ function firstIssue(error: z.ZodError): string {
   return `${issue?.path.map(String).join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`;
 }
 
+/** A message that does not pass its own schema was never published: the sender's bug, not the bus's. */
+export class InvalidMessageError extends TypeError {
+  override name = 'InvalidMessageError';
+}
+
 /** Validate a message before it is published and serialize it; throws naming the first bad field. */
 export function encodeMessage<T>(schema: z.ZodType<T>, value: unknown, what: string): { value: T; data: string } {
   const parsed = schema.safeParse(value);
-  if (!parsed.success) throw new TypeError(`invalid ${what}: ${firstIssue(parsed.error)}`);
+  if (!parsed.success) throw new InvalidMessageError(`invalid ${what}: ${firstIssue(parsed.error)}`);
   return { value: parsed.data, data: JSON.stringify(parsed.data) };
 }
 

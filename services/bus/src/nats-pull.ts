@@ -146,9 +146,11 @@ class PullLoop<T> {
 /** Settling a pulled message on the wire. */
 function settleOnWire(msg: JsMsg): Settle {
   return {
-    ack: async () => {
-      await msg.ackAck();
-    },
+    // A plain ack, not a double ack (ackAck): every consumer of ours is idempotent by job id (the
+    // agent's second result of a job is dropped by ingest, ingest writes one run per job id), so an
+    // ack lost on the wire costs one redelivery, never a loss or a double; waiting for the server to
+    // confirm it cost a request (an inbox reply, a timer) per message on both sides and in NATS.
+    ack: async () => msg.ack(),
     nak: async (delayMs) => msg.nak(delayMs),
     // A bare +TERM: servers before 2.11 ignore "+TERM <reason>" and would redeliver.
     term: async () => msg.term(),

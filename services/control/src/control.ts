@@ -147,7 +147,8 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
     },
   });
   metrics.leader.set(0);
-  // The one scheduling may be another control: it listens (lease.ts). Best effort: it also reads every 30 s.
+  // The one scheduling may be another control: it listens (lease.ts). Best effort: it also compares
+  // the fleet's fingerprint every 30 s (schedule.ts).
   const tellOtherControls = () =>
     void tellFleetChanged(db, self).catch((err) =>
       log.warn({ err: (err as Error).message }, 'could not tell the other controls of a fleet change'),

@@ -1,16 +1,24 @@
 // What control schedules: every active test in each of its regions (and a server's detection
 // where asked), read from the database into the Scheduler's entries. Read again after every change
-// to the fleet and every 30 s (a change made by another control, or by hand, is picked up too).
+// to the fleet, and when the fleet's fingerprint moved (checked every 30 s: a change made by another
+// control whose notice was missed, or by hand, is picked up too), and every 5 minutes regardless.
 // Only the control holding the scheduling lease publishes (lease.ts): lead() and follow().
 import type { Bus } from '@mcp-fleet/bus';
 import { conformanceTimeoutMs, effectiveIntervalMs } from '@mcp-fleet/config';
 import type { Logger } from '@mcp-fleet/log';
 import { isRevision, type Revision } from '@mcp-fleet/probe';
-import { type ActiveTest, currentRevisions, type Db, listActiveTests } from '@mcp-fleet/store';
+import { type ActiveTest, currentRevisions, type Db, fleetFingerprint, listActiveTests } from '@mcp-fleet/store';
 import type { ControlMetrics } from './metrics';
 import { type ScheduleEntry, Scheduler } from './scheduler';
 
-const RESCHEDULE_EVERY_MS = 30_000;
+/** How often the fleet's fingerprint is compared (one scan of servers and tests: cheap). */
+const FINGERPRINT_EVERY_MS = 30_000;
+/**
+ * The schedule is read whole at least this often, fingerprint or not. Reading it joins every test
+ * with its server, state and sealed credentials (0.5 s of Postgres and as much of control at 60,000
+ * tests): every 30 s that was a real share of control's CPU at 1,000 jobs/s.
+ */
+const RELOAD_AT_LEAST_EVERY_MS = 5 * 60_000;
 /** How long jobs about to go out wait for their tests' current revisions before going with the known ones. */
 const REFRESH_DEADLINE_MS = 500;
 /** After a failed read-back, jobs go with the known revisions this long before the next try. */
@@ -37,6 +45,9 @@ export class Schedule {
   readonly #unreadable = new Map<string, string>();
   #reloading: Promise<void> | undefined;
   #timer: NodeJS.Timeout | undefined;
+  /** The fleet's fingerprint when the schedule was last read, and when (ms). */
+  #readFingerprint: string | undefined;
+  #readAt = 0;
   /** Whether this control schedules (holds the lease): lead() and follow() say. */
   #leading = false;
   /** A read-back failed: none is tried before this time (ms), and the recovery is said once. */
@@ -73,6 +84,8 @@ export class Schedule {
 
   /** Read the schedule from the database now. */
   async reload(): Promise<void> {
+    // Taken before the read: a change made while reading moves it again, and is read next time.
+    const fingerprint = await fleetFingerprint(this.#opts.db);
     const regions = this.#opts.regions();
     const entries: ScheduleEntry[] = [];
     const detected = new Set<string>();
@@ -90,19 +103,27 @@ export class Schedule {
     }
     this.scheduler.setEntries(entries);
     this.#opts.metrics.entries.set(entries.length);
+    this.#readFingerprint = fingerprint;
+    this.#readAt = Date.now();
+  }
+
+  /** The periodic read: only when the fleet's fingerprint moved, or the last read is old. */
+  async reloadIfChanged(): Promise<void> {
+    const old = Date.now() - this.#readAt >= RELOAD_AT_LEAST_EVERY_MS;
+    if (old || (await fleetFingerprint(this.#opts.db)) !== this.#readFingerprint) await this.reload();
   }
 
   /** Read it again after any reading under way (the API answers a change before the schedule follows). */
-  reloadSoon(): void {
+  reloadSoon(ifChanged = false): void {
     this.#reloading = (this.#reloading ?? Promise.resolve())
-      .then(() => this.reload())
+      .then(() => (ifChanged ? this.reloadIfChanged() : this.reload()))
       .catch((err) => this.#opts.log.error({ err: (err as Error).message }, 'could not load the schedule'));
   }
 
-  /** Publish jobs as they come due, and read the schedule again every 30 s. */
+  /** Publish jobs as they come due, and read the schedule again when the fleet moved. */
   start(): void {
     clearInterval(this.#timer);
-    this.#timer = setInterval(() => this.reloadSoon(), RESCHEDULE_EVERY_MS);
+    this.#timer = setInterval(() => this.reloadSoon(true), FINGERPRINT_EVERY_MS);
     this.#timer.unref();
     this.scheduler.start();
   }

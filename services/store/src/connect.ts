@@ -189,6 +189,10 @@ async function openPostgres(rawUrl: string, opts: StoreOptions): Promise<Store> 
     ...(tls === 'off' ? { ssl: false } : {}),
     max: opts.poolSize ?? 10,
     connectionTimeoutMillis: 10_000,
+    // pg closes a client idle for 10 s by default: a pool used in bursts (ingest batches, a
+    // scheduling tick, a scrape) then opens a backend again at every burst, and each new backend
+    // costs Postgres a fork, authentication and cold catalog caches. Keep them for five minutes.
+    idleTimeoutMillis: 300_000,
   });
   // A client losing its connection must not crash the process. The pool listens on idle clients;
   // a checked-out one (a transaction between two statements, when Postgres stops) has no listener,

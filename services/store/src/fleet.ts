@@ -389,6 +389,23 @@ export async function reviveTest(db: Db, id: string): Promise<boolean> {
   return done.length > 0;
 }
 
+/**
+ * A fingerprint of what listActiveTests reads from the fleet (servers, tests): their row counts and
+ * newest row version (xmin, the transaction that wrote it). Any insert, update or delete changes it,
+ * whoever made it (this control, another, a hand in psql), and reading it is one scan of each table,
+ * not a join of every test with its server, state and sealed credentials: control asks it every
+ * 30 s and reads the schedule only when it moved. (Test states are left out: they move with every
+ * run, and the schedule keeps its revisions from ingest.)
+ */
+export async function fleetFingerprint(db: Db): Promise<string> {
+  const { rows } = (await db.execute(sql`select
+    (select count(*) || ':' || coalesce(max(xmin::text::bigint), 0) from ${servers}) || '/' ||
+    (select count(*) || ':' || coalesce(max(xmin::text::bigint), 0) from ${tests}) as f`)) as unknown as {
+    rows: { f: string }[];
+  };
+  return rows[0]?.f ?? '';
+}
+
 export async function listActiveTests(db: Db, serverId?: string): Promise<ActiveTest[]> {
   const rows = await db
     .select({

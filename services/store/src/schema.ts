@@ -80,7 +80,12 @@ export const servers = pgTable(
     /** Retired servers keep their history but are no longer probed. */
     retiredAt: timestamp('retired_at', { withTimezone: true }),
   },
-  (t) => [uniqueIndex('servers_name_active').on(t.name).where(sql`${t.retiredAt} is null`)],
+  (t) => [
+    uniqueIndex('servers_name_active').on(t.name).where(sql`${t.retiredAt} is null`),
+    // A fleet apply looks each new name up among the retired (lastRetiredServer, to revive it):
+    // without this, one scan of every server per name (9 minutes to apply 60,000 servers).
+    index('servers_name_retired').on(t.name, t.retiredAt.desc(), t.id.desc()).where(sql`${t.retiredAt} is not null`),
+  ],
 );
 
 export const tests = pgTable(

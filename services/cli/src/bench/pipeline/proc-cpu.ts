@@ -13,15 +13,33 @@ const CLK_TCK = (() => {
   }
 })();
 
-function ticksOf(pid: number): number {
+/** A process's CPU ticks; with `reaped`, also its ended children's (cutime, cstime). */
+function ticksOf(pid: number, reaped = false): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th,
+    // cutime and cstime (children waited for) the 14th and 15th.
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(f[11]) + Number(f[12]);
+    return Number(f[11]) + Number(f[12]) + (reaped ? Number(f[13]) + Number(f[14]) : 0);
   } catch {
     return 0;
   }
+}
+
+/**
+ * Ticks per process of a group that starts and ends processes (Postgres: a backend per connection).
+ * A group's CPU over a window is the sum of per-pid differences: a process born in the window counts
+ * from 0, and one that ended is in its parent's reaped ticks (the postmaster's), so it is neither
+ * lost nor subtracted. (Its CPU from before the window is counted too: a small overcount.)
+ */
+function groupTicks(name: string): Map<number, number> {
+  return new Map(pidsNamed(name).map((pid) => [pid, ticksOf(pid, true)]));
+}
+
+function groupDelta(a: Map<number, number>, b: Map<number, number>): number {
+  let ticks = 0;
+  for (const [pid, t] of b) ticks += t - (a.get(pid) ?? 0);
+  return ticks;
 }
 
 /** Every process with this command name (Postgres is one process per connection). */
@@ -51,8 +69,8 @@ export function cpuSnapshot(fleetPid: number, agents: readonly Child[]) {
     main: ticksOf(process.pid),
     agents: sum(agents.map((a) => a.pid)),
     fleet: ticksOf(fleetPid),
-    nats: sum(pidsNamed('nats-server')),
-    postgres: sum(pidsNamed('postgres')),
+    nats: groupTicks('nats-server'),
+    postgres: groupTicks('postgres'),
     machine: machineTicks(),
   };
 }
@@ -64,8 +82,8 @@ export function cpuPercent(a: CpuSnapshot, b: CpuSnapshot, seconds: number, agen
     [agentInline ? 'control+agent' : 'control']: pct(b.main - a.main),
     ...(agentInline ? {} : { agents: pct(b.agents - a.agents) }),
     'targets (child)': pct(b.fleet - a.fleet),
-    'nats-server': pct(b.nats - a.nats),
-    'postgres (all)': pct(b.postgres - a.postgres),
+    'nats-server': pct(groupDelta(a.nats, b.nats)),
+    'postgres (all)': pct(groupDelta(a.postgres, b.postgres)),
   };
   const busy = b.machine.busy - a.machine.busy;
   const total = b.machine.total - a.machine.total;

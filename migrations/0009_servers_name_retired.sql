@@ -1,0 +1,1 @@
+CREATE INDEX "servers_name_retired" ON "servers" USING btree ("name","retired_at" DESC NULLS LAST,"id" DESC NULLS LAST) WHERE "servers"."retired_at" is not null;
