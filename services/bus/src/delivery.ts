@@ -6,15 +6,18 @@ import { createLogger, type Logger } from '@mcp-fleet/log';
 import { nakBackoff } from './backoff';
 import type { BusStats, Concurrency, Delivery, Handler } from './bus';
 import {
+  checkMessage,
   type Heartbeat,
   HeartbeatSchema,
   type Job,
   JobSchema,
+  parseJson,
   parseMessage,
   type Result,
   ResultSchema,
 } from './messages';
 import { BUS_DEFAULTS, type QueueOptions } from './options';
+import { RESULT_BATCH } from './result-batches';
 
 export type Decoded<T> = { ok: true; value: T } | { ok: false; error: string };
 
@@ -37,6 +40,25 @@ export const subjectRegion = (subject: string) => subject.slice(subject.lastInde
  */
 export function decodeResult(data: Uint8Array | string, subject?: string): Decoded<Result> {
   return sameRegion(parseMessage(ResultSchema, data), subject, 'result');
+}
+
+/**
+ * A message on a results subject (trust boundary: anyone allowed to publish on the region's
+ * subject): one result, as every agent sent before results were batched, or an array of at most
+ * RESULT_BATCH.maxResults results (result-batches.ts). Each element is judged alone, region
+ * included: a bad one is poison and its neighbours still go to ingest. An empty or oversized
+ * array, or anything else, is one poison message.
+ */
+export function decodeResults(data: Uint8Array | string, subject?: string): Decoded<Result>[] {
+  const json = parseJson(data);
+  if (!json.ok) return [json];
+  if (!Array.isArray(json.value)) return [sameRegion(checkMessage(ResultSchema, json.value), subject, 'result')];
+  const items: unknown[] = json.value;
+  if (items.length === 0) return [{ ok: false, error: '(root): an empty batch of results' }];
+  if (items.length > RESULT_BATCH.maxResults) {
+    return [{ ok: false, error: `(root): a batch of ${items.length} results, over ${RESULT_BATCH.maxResults}` }];
+  }
+  return items.map((item) => sameRegion(checkMessage(ResultSchema, item), subject, 'result'));
 }
 
 /** A heartbeat likewise: an agent cannot report another region's agents alive. */

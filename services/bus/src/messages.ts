@@ -290,12 +290,24 @@ export function parseMessage<T>(
   schema: z.ZodType<T>,
   data: Uint8Array | string,
 ): { ok: true; value: T } | { ok: false; error: string } {
-  let json: unknown;
+  const json = parseJson(data);
+  return json.ok ? checkMessage(schema, json.value) : json;
+}
+
+/** A message body's JSON, or why it is not JSON. */
+export function parseJson(data: Uint8Array | string): { ok: true; value: unknown } | { ok: false; error: string } {
   try {
-    json = JSON.parse(typeof data === 'string' ? data : utf8.decode(data));
+    return { ok: true, value: JSON.parse(typeof data === 'string' ? data : utf8.decode(data)) };
   } catch {
     return { ok: false, error: 'not JSON' };
   }
+}
+
+/** Check a parsed message against its schema; the error names the first bad field. */
+export function checkMessage<T>(
+  schema: z.ZodType<T>,
+  json: unknown,
+): { ok: true; value: T } | { ok: false; error: string } {
   const parsed = schema.safeParse(json);
   if (parsed.success) return { ok: true, value: parsed.data };
   return { ok: false, error: firstIssue(parsed.error) };

@@ -6,7 +6,7 @@
 import type { Consumer, JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import type { ConsumeOptions, Handler, Subscription } from './bus';
-import { type Context, type Decoded, decodeJob, decodeResult } from './delivery';
+import { type Context, type Decoded, decodeJob, decodeResults } from './delivery';
 import type { Job, Result } from './messages';
 import type { DurableChoice, NatsDeclarations } from './nats-declare';
 import { type Link, whileConnected } from './nats-link';
@@ -33,7 +33,7 @@ export class NatsConsumers {
     const { names } = this;
     return this.consume(names.jobsStream, names.jobsConsumer(region), opts, handler, {
       declare: (choice) => this.declarations.jobsDurable(region, choice.settings, choice.update),
-      decode: (data) => decodeJob(region, data),
+      decode: (data) => [decodeJob(region, data)],
     });
   }
 
@@ -42,7 +42,7 @@ export class NatsConsumers {
     const { names } = this;
     return this.consume(names.resultsStream, names.ingestConsumer, opts, handler, {
       declare: (choice) => this.declarations.ingestDurable(choice.settings, choice.update),
-      decode: decodeResult,
+      decode: decodeResults,
     });
   }
 
@@ -59,7 +59,7 @@ export class NatsConsumers {
     handler: Handler<T>,
     durable: {
       declare(choice: DurableChoice): Promise<void>;
-      decode(data: Uint8Array, subject: string): Decoded<T>;
+      decode(data: Uint8Array, subject: string): Decoded<T>[];
     },
   ): Subscription {
     const choice = this.declarations.settingsFor(opts);

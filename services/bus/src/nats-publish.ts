@@ -3,7 +3,7 @@
 // gone (deleted, or the server lost its store): declare it again and retry once (a message the
 // server never stored cannot be doubled by the retry).
 import type { JetStreamClient, PubAck } from '@nats-io/jetstream';
-import type { Job, Result } from './messages';
+import type { Job } from './messages';
 import type { NatsDeclarations } from './nats-declare';
 import { type Link, whileConnected } from './nats-link';
 import type { NatsNames } from './nats-streams';
@@ -23,13 +23,13 @@ export class NatsPublisher {
   }
 
   /**
-   * A result, without a Nats-Msg-Id: JetStream dedupes by message id across the whole results
+   * A message of results (one, or a batch: result-batches.ts), without a Nats-Msg-Id: JetStream dedupes by message id across the whole results
    * stream, and NATS permissions bind an agent's subject, never its headers. With the job id as
    * message id, an agent of one region could publish first under another region's (predictable)
    * job id and have that region's real result dropped as a duplicate. Ingest writes one run per job id.
    */
-  async result(result: Result, data: string): Promise<void> {
-    await this.publish(this.names.results(result.region), data, undefined, () => this.declarations.ingestDurable());
+  async results(region: string, body: string): Promise<void> {
+    await this.publish(this.names.results(region), body, undefined, () => this.declarations.ingestDurable());
   }
 
   private publish(subject: string, data: string, msgID: string | undefined, declare: () => Promise<void>) {

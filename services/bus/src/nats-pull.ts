@@ -28,8 +28,11 @@ export interface PullOptions<T> {
   open(): Promise<Consumer>;
   /** Forget what open() knew (the consumer may have to be declared again). */
   reset(): void;
-  /** Decode a message; `subject` is the one it was published on (results: the sender's region). */
-  decode(data: Uint8Array, subject: string): Decoded<T>;
+  /**
+   * Decode a message into what it carries (a job, or one or more results); `subject` is the one it
+   * was published on (results: the sender's region).
+   */
+  decode(data: Uint8Array, subject: string): Decoded<T>[];
   handler: Handler<T>;
   concurrency: Concurrency;
   ctx: Context;
@@ -43,7 +46,10 @@ export function pull<T>(opts: PullOptions<T>): Subscription {
 
 class PullLoop<T> {
   private stopped = false;
+  /** Deliveries whose handlers run (a message of results may carry several). */
   private inFlight = 0;
+  /** Deliveries per message, averaged: a fetch asks for the messages the free slots can take. */
+  private perMessage = 1;
   private batch: ConsumerMessages | undefined;
   // The loop sleeps either for a free slot or before a retry; stop() wakes both.
   private slotWaiter: (() => void) | undefined;
@@ -78,7 +84,7 @@ class PullLoop<T> {
         consumer ??= await opts.open();
         if (this.stopped) break;
         this.batch = await consumer.fetch({
-          max_messages: Math.max(1, concurrencyNow(opts.concurrency) - this.inFlight),
+          max_messages: Math.max(1, Math.floor((concurrencyNow(opts.concurrency) - this.inFlight) / this.perMessage)),
           expires: FETCH_EXPIRES_MS,
         });
         if (this.stopped) this.batch.stop();
@@ -110,19 +116,23 @@ class PullLoop<T> {
       return;
     }
     const origin: Origin = { consumer: this.opts.consumer, subject: msg.subject, seq: msg.seq };
-    const settle = settleOnWire(msg);
-    const decoded = this.opts.decode(msg.data, msg.subject);
-    if (!decoded.ok) {
-      void terminatePoison(decoded.error, origin, settle, ctx);
-      return;
+    const items = this.opts.decode(msg.data, msg.subject);
+    this.perMessage += (items.length - this.perMessage) / 8;
+    const wire = settleOnWire(msg);
+    const settle = items.length === 1 ? () => wire : shareSettle(wire, items.length);
+    for (const decoded of items) {
+      if (!decoded.ok) {
+        void terminatePoison(decoded.error, origin, settle(), ctx);
+        continue;
+      }
+      const delivery = makeDelivery(decoded.value, msg.info.deliveryCount - 1, settle(), origin, ctx);
+      this.inFlight++;
+      void runHandler(this.opts.handler, delivery, origin, ctx).finally(() => {
+        this.inFlight--;
+        this.slotWaiter?.();
+        if (this.stopped && this.inFlight === 0) for (const resolve of this.idle.splice(0)) resolve();
+      });
     }
-    const delivery = makeDelivery(decoded.value, msg.info.deliveryCount - 1, settle, origin, ctx);
-    this.inFlight++;
-    void runHandler(this.opts.handler, delivery, origin, ctx).finally(() => {
-      this.inFlight--;
-      this.slotWaiter?.();
-      if (this.stopped && this.inFlight === 0) for (const resolve of this.idle.splice(0)) resolve();
-    });
   }
 
   private slotFree(): Promise<void> {
@@ -156,4 +166,35 @@ function settleOnWire(msg: JsMsg): Settle {
     term: async () => msg.term(),
     working: async () => msg.working(),
   };
+}
+
+/**
+ * One message's settling shared by the deliveries it carries (a batch of results): the message is
+ * settled on the wire once all of them are. Any nak brings the whole message back (after the
+ * longest delay asked): its other results are written again as repeats, which ingest, idempotent
+ * by job id, acks without a second run. Otherwise it is acked, or termed if every one was poison.
+ */
+function shareSettle(wire: Settle, deliveries: number): () => Settle {
+  let left = deliveries;
+  let acked = 0;
+  let nakMs: number | undefined;
+  const settled = () => {
+    left--;
+    if (left > 0) return Promise.resolve();
+    if (nakMs !== undefined) return wire.nak(nakMs);
+    return acked > 0 ? wire.ack() : wire.term();
+  };
+  // Each delivery settles at most once (makeDelivery's first-wins, or one poison term).
+  return () => ({
+    ack: () => {
+      acked++;
+      return settled();
+    },
+    nak: (delayMs) => {
+      nakMs = Math.max(nakMs ?? 0, delayMs);
+      return settled();
+    },
+    term: () => settled(),
+    working: () => wire.working(),
+  });
 }

@@ -2,8 +2,9 @@
 // Nats-Msg-Id = job id; results carry none, see nats-publish.ts), durable pull consumers shared by
 // the agents of a region, heartbeats on core NATS. This file puts the parts together:
 // nats-connect (dialing), nats-link (is the connection up), nats-declare (streams and durables,
-// once), nats-publish, nats-consumers (pulling, via nats-pull), nats-max-deliveries (dropping what
-// reached max deliveries), nats-heartbeats.
+// once), nats-publish, result-batches (an agent's results, several to a message), nats-consumers
+// (pulling, via nats-pull), nats-max-deliveries (dropping what reached max deliveries),
+// nats-heartbeats.
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { Bus } from './bus';
@@ -18,6 +19,7 @@ import { MaxDeliveriesWatch } from './nats-max-deliveries';
 import { NatsPublisher } from './nats-publish';
 import { type NatsNames, natsNames } from './nats-streams';
 import { BUS_DEFAULTS, type QueueOptions } from './options';
+import { ResultBatches } from './result-batches';
 
 export interface NatsBusOptions extends QueueOptions, NatsConnectOptions {
   /** First token of every subject, and (upper-cased) the stream names' prefix. Default `mcpfleet`. */
@@ -59,6 +61,7 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<NatsBus> {
   const link = watchConnection(nc, ctx.log, () => declarations.forget());
   const maxDeliveries = new MaxDeliveriesWatch(nc, jsm, plan.declares, ctx);
   const publisher = new NatsPublisher(js, link, names, declarations);
+  const results = new ResultBatches((region, body) => publisher.results(region, body));
   const consumers = new NatsConsumers(js, link, names, declarations, maxDeliveries, ctx);
   /** Regions whose jobs this process has seen, for pending(). */
   const regions = new Set<string>();
@@ -101,7 +104,7 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<NatsBus> {
     async publishResult(result) {
       assertOpen();
       const { value, data } = encodeMessage(ResultSchema, result, 'result');
-      await publisher.result(value, data);
+      await results.add(value.region, data);
       stats.resultsPublished++;
     },
 
@@ -128,6 +131,8 @@ export async function connectNatsBus(opts: NatsBusOptions): Promise<NatsBus> {
       if (closed) return;
       closed = true;
       await consumers.stopAll();
+      // Results of handlers that just settled may still be waiting for company.
+      results.flushAll();
       if (!nc.isClosed()) await nc.drain().catch(() => nc.close());
     },
   };

@@ -4,6 +4,7 @@ import { BOUNDS, CAUSE_NAMES, REVISIONS } from '@mcp-fleet/probe';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { encodeMessage, ResultSchema } from '../src';
+import { RESULT_BATCH } from '../src/result-batches';
 import { result } from './fixtures';
 
 /** NATS's default max_payload; message headers (Nats-Msg-Id, ≤ 200 bytes of job id) count against it too. */
@@ -100,6 +101,12 @@ describe('bounded results', () => {
     );
     expect(detection).toBeGreaterThan(REVISIONS.length * revision);
     expect(worst).toBeLessThan(NATS_DEFAULT_MAX_PAYLOAD - HEADROOM);
+  });
+
+  it("a batch of results (result-batches.ts) fits it too, whatever its results' characters", () => {
+    // A batch holds less than maxChars UTF-16 units of JSON, each at most three UTF-8 bytes; a
+    // result that alone is maxChars or more is sent alone (the test above).
+    expect(RESULT_BATCH.maxChars * 3).toBeLessThan(NATS_DEFAULT_MAX_PAYLOAD - HEADROOM);
   });
 
   it('the computation is not too kind: a result made of maximal strings is accepted and within it', () => {
