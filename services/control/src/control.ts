@@ -11,6 +11,8 @@ import { describeRanges, PUBLIC_ONLY, TargetPolicy, type TargetPolicyRanges } fr
 import {
   type Db,
   FLEET_CHANGED_CHANNEL,
+  parseRevisionMoved,
+  REVISION_MOVED_CHANNEL,
   recordDetection,
   recordRuns,
   resealCredentials,
@@ -135,14 +137,25 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
       else schedule.follow();
     },
     log,
-    // A change through another control's API: read the schedule now, not at the next periodic read.
     listen: {
-      channel: FLEET_CHANGED_CHANNEL,
-      onNotice: (from) => {
-        if (from === self) return; // its own change, already being read
-        log.info({}, 'the fleet changed through another control: reading the schedule again');
-        schedule.reloadSoon();
-        gauges.changed();
+      channels: {
+        // A change through another control's API: read the schedule now, not at the next periodic read.
+        [FLEET_CHANGED_CHANNEL]: (from) => {
+          if (from === self) return; // its own change, already being read
+          log.info({}, 'the fleet changed through another control: reading the schedule again');
+          schedule.reloadSoon();
+          gauges.changed();
+        },
+        // A run moved a test's revision, whichever control ingested it: the test's next jobs carry it.
+        // A notice not in the trigger's shape (anyone on the database may send one) moves nothing.
+        [REVISION_MOVED_CHANNEL]: (payload) => {
+          const moved = parseRevisionMoved(payload);
+          if (moved) schedule.noteRun(moved.testId, moved.region, moved.revision);
+        },
+      },
+      // Listening again after the lease session was lost: moves told meanwhile were not heard.
+      onListening: () => {
+        if (lease.held) schedule.reloadSoon();
       },
     },
   });

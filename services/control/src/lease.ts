@@ -22,8 +22,12 @@ export interface LeaseOptions {
   onChange: (held: boolean) => void | Promise<void>;
   log: Pick<Logger, 'info' | 'warn'>;
   key?: number;
-  /** While held, LISTEN on this channel and call `onNotice` for each NOTIFY (another control changed the fleet). */
-  listen?: { channel: string; onNotice: (payload: string) => void };
+  /**
+   * While held, LISTEN on these channels and call each one's handler for its NOTIFYs (another
+   * control changed the fleet; a test's revision moved). `onListening` is told each time the holder
+   * listens again on a new session: what was sent while it had none was never heard.
+   */
+  listen?: { channels: Record<string, (payload: string) => void>; onListening?: () => void };
 }
 
 export class Lease {
@@ -94,10 +98,10 @@ export class Lease {
         conn.on('end', () => lost());
         const listen = this.#opts.listen;
         if (listen)
-          conn.on(
-            'notification',
-            (msg) => msg.channel === listen.channel && this.#held && listen.onNotice(msg.payload ?? ''),
-          );
+          conn.on('notification', (msg) => {
+            const onNotice = Object.hasOwn(listen.channels, msg.channel) ? listen.channels[msg.channel] : undefined;
+            if (onNotice && this.#held) onNotice(msg.payload ?? '');
+          });
         this.#conn = conn;
         if (this.#outage) this.#opts.log.info({}, 'scheduling lease: back in touch with Postgres');
         this.#outage = false;
@@ -111,8 +115,11 @@ export class Lease {
       const { rows } = await conn.query<{ locked: boolean }>('select pg_try_advisory_lock($1) as locked', [this.#key]);
       if (conn !== this.#conn) return; // lost meanwhile
       this.#locked = rows[0]?.locked === true;
-      // The holder hears of fleet changes made through the other controls (a channel name is an identifier).
-      if (this.#locked && this.#opts.listen) await conn.query(`listen ${this.#opts.listen.channel}`);
+      // The holder hears of what the other controls changed (a channel name is an identifier).
+      if (this.#locked && this.#opts.listen) {
+        for (const channel of Object.keys(this.#opts.listen.channels)) await conn.query(`listen ${channel}`);
+        this.#opts.listen.onListening?.();
+      }
       if (this.#locked) await this.#set(true, 'scheduling lease acquired: this control schedules');
       else
         await this.#set(

@@ -7,7 +7,7 @@ import type { Bus } from '@mcp-fleet/bus';
 import { conformanceTimeoutMs, effectiveIntervalMs } from '@mcp-fleet/config';
 import type { Logger } from '@mcp-fleet/log';
 import { isRevision, type Revision } from '@mcp-fleet/probe';
-import { type ActiveTest, currentRevisions, type Db, fleetFingerprint, listActiveTests } from '@mcp-fleet/store';
+import { type ActiveTest, type Db, fleetFingerprint, listActiveTests } from '@mcp-fleet/store';
 import type { ControlMetrics } from './metrics';
 import { type ScheduleEntry, Scheduler } from './scheduler';
 
@@ -19,10 +19,6 @@ const FINGERPRINT_EVERY_MS = 30_000;
  * tests): every 30 s that was a real share of control's CPU at 1,000 jobs/s.
  */
 const RELOAD_AT_LEAST_EVERY_MS = 5 * 60_000;
-/** How long jobs about to go out wait for their tests' current revisions before going with the known ones. */
-const REFRESH_DEADLINE_MS = 500;
-/** After a failed read-back, jobs go with the known revisions this long before the next try. */
-const REFRESH_BACKOFF_MS = 5_000;
 
 export interface ScheduleOptions {
   db: Db;
@@ -50,9 +46,6 @@ export class Schedule {
   #readAt = 0;
   /** Whether this control schedules (holds the lease): lead() and follow() say. */
   #leading = false;
-  /** A read-back failed: none is tried before this time (ms), and the recovery is said once. */
-  #refreshRetryAt = 0;
-  #refreshFailing = false;
 
   constructor(opts: ScheduleOptions) {
     this.#opts = opts;
@@ -62,7 +55,6 @@ export class Schedule {
       currentRevision: (testId, region) => this.#current.get(key(testId, region)) ?? null,
       policy: opts.policy,
       tickMs: opts.tickMs,
-      refresh: (entries) => this.#refreshRevisions(entries),
       onPublished: (job, lagMs, duplicate) => {
         metrics.jobs.inc({ kind: job.kind, result: duplicate ? 'duplicate' : 'published' });
         if (!duplicate) metrics.lag.observe(lagMs / 1000);
@@ -77,7 +69,10 @@ export class Schedule {
     });
   }
 
-  /** A run was recorded: its revision is the test's current one in that region. */
+  /**
+   * A run was recorded (by this control's ingest, or told by the database's notice of a move, from
+   * any control's: control.ts): its revision is the test's current one in that region.
+   */
   noteRun(testId: string, region: string, revision: Revision): void {
     this.#current.set(key(testId, region), revision);
   }
@@ -161,38 +156,6 @@ export class Schedule {
   /** Another control schedules: publish nothing. */
   follow(): void {
     this.stop();
-  }
-
-  /**
-   * The due tests' current revisions, read back from the store before their jobs go out: the run
-   * that moved one may have been ingested by another control. Bounded (REFRESH_DEADLINE_MS) and,
-   * after a failure, not tried for a while: a database away must not hold jobs past their freshness.
-   */
-  async #refreshRevisions(entries: readonly ScheduleEntry[]): Promise<void> {
-    const ids = entries.flatMap((e) => (e.testId ? [e.testId] : []));
-    if (ids.length === 0 || Date.now() < this.#refreshRetryAt) return;
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const read = await Promise.race([
-        currentRevisions(this.#opts.db, ids),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`no answer in ${REFRESH_DEADLINE_MS} ms`)), REFRESH_DEADLINE_MS);
-        }),
-      ]);
-      for (const [k, revision] of read) if (isRevision(revision)) this.#current.set(k, revision);
-      if (this.#refreshFailing) this.#opts.log.info({}, "reading tests' current revisions back again");
-      this.#refreshFailing = false;
-    } catch (err) {
-      this.#refreshRetryAt = Date.now() + REFRESH_BACKOFF_MS;
-      if (!this.#refreshFailing)
-        this.#opts.log.warn(
-          { err: (err as Error).message },
-          "could not read tests' current revisions back; jobs carry the ones this control last saw",
-        );
-      this.#refreshFailing = true;
-    } finally {
-      clearTimeout(timer);
-    }
   }
 
   /** Probing without its credentials would only report auth_required: say why it is not probed, once. */

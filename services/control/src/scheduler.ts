@@ -44,12 +44,6 @@ export interface SchedulerOptions {
   policy: () => { allow: string[]; deny: string[]; schemes?: string[] };
   tickMs?: number;
   now?: () => number;
-  /**
-   * Called with the entries about to be published, before their jobs are built: a chance to read
-   * their tests' current revisions back (another control may have ingested their last runs). It
-   * bounds its own time; a failure is its own to report, and the jobs go out with what is known.
-   */
-  refresh?: (entries: readonly ScheduleEntry[]) => Promise<void>;
   onPublished?: (job: Job, lagMs: number, duplicate: boolean) => void;
   onError?: (err: unknown, job: Job) => void;
 }
@@ -192,7 +186,6 @@ export class Scheduler {
         due.next = slot + due.entry.intervalMs;
         ready.push({ due, slot });
       }
-      if (ready.length && this.#opts.refresh) await this.#opts.refresh(ready.map((r) => r.due.entry)).catch(() => {});
       await Promise.all(ready.map(({ due, slot }) => this.#publish(due, slot)));
       return ready.length;
     } finally {
