@@ -16,7 +16,7 @@ export interface QueueOptions {
    * max_age). At least the dedupe window, which is cut to it. Default 1 h. Results never expire.
    */
   jobsMaxAgeMs?: number;
-  /** Jobs a region's queue holds at most; past it the oldest goes (NATS: max_msgs_per_subject, discard old). Default 10 000. */
+  /** Jobs a region's queue holds at most; past it the oldest goes (NATS: max_msgs_per_subject, discard old). Default 100 000. */
   jobsMaxPerRegion?: number;
 }
 
@@ -27,9 +27,12 @@ export const BUS_DEFAULTS = {
   maxDeliver: 10,
   nakBackoffMs: [1_000, 5_000, 15_000, 30_000, 60_000],
   // Jobs carry servers' credentials and go stale within an interval or two: an outage of every
-  // agent of a region leaves at most an hour, and at most 10 000 jobs, of them on the broker's disk.
+  // agent of a region leaves at most an hour, and at most 100 000 jobs, of them on the broker's disk
+  // (about 100 MB). Not fewer: a control taking over publishes every slot still fresh at once (10 s
+  // of them), and at 1,000 jobs/s in one region a cap of 10 000 discarded fresh jobs of that burst
+  // (bench:pipeline at 60,000 tests: about 1,000 of them lost, never run).
   jobsMaxAgeMs: 60 * 60_000,
-  jobsMaxPerRegion: 10_000,
+  jobsMaxPerRegion: 100_000,
 } as const;
 
 /** The jobs queues' limits, and the dedupe window they allow (NATS refuses a window longer than max_age). */

@@ -58,10 +58,10 @@ describe('nats bus declarations', () => {
       expect(config).toMatchObject({ retention: 'workqueue', storage: 'file', subjects: [subject] });
       expect(config.duplicate_window).toBe(nanos(120_000));
     }
-    // Jobs go stale: an hour at most, 10 000 per region (subject), the oldest discarded. Results never.
+    // Jobs go stale: an hour at most, 100 000 per region (subject), the oldest discarded. Results never.
     expect((await jsm.streams.info(bus.names.jobsStream)).config).toMatchObject({
       max_age: nanos(3_600_000),
-      max_msgs_per_subject: 10_000,
+      max_msgs_per_subject: 100_000,
       discard: 'old',
     });
     expect((await jsm.streams.info(bus.names.resultsStream)).config).toMatchObject({
@@ -100,7 +100,7 @@ describe('nats bus declarations', () => {
     try {
       await bus.ensure(['eu-west']);
       const info = await jsm.streams.info(names.jobsStream);
-      expect(info.config).toMatchObject({ max_age: nanos(3_600_000), max_msgs_per_subject: 10_000, discard: 'old' });
+      expect(info.config).toMatchObject({ max_age: nanos(3_600_000), max_msgs_per_subject: 100_000, discard: 'old' });
       expect(info.state.messages).toBe(1);
       const seen: string[] = [];
       const sub = bus.consumeJobs(
