@@ -3,7 +3,18 @@
 // control's API). Parsed once at the edge (the CLI verb, the dashboard's start) into the settings
 // the role's parts take as arguments.
 import { z } from 'zod';
-import { type Env, ipAddress, raw, roleEnv, secret, variable, variablesOf, wholeNumber, withSecretFiles } from './env';
+import {
+  commaList,
+  type Env,
+  ipAddress,
+  raw,
+  roleEnv,
+  secret,
+  variable,
+  variablesOf,
+  wholeNumber,
+  withSecretFiles,
+} from './env';
 import {
   API_TOKENS,
   type ApiAuthSettings,
@@ -173,6 +184,13 @@ export interface AgentSettings {
   probeFloor: FloorSettings;
   /** MCP_FLEET_SOURCE_ADDRESS (`--source-address` wins): the local IP address probes connect from. */
   sourceAddress: string | undefined;
+  /**
+   * stdio servers (issue 20), each flag wins over its variable: the programs this agent starts
+   * (MCP_FLEET_STDIO_COMMANDS, `--stdio-commands`; unset = none), where a job's cwd is resolved
+   * (MCP_FLEET_STDIO_ROOT, `--stdio-root`) and how many processes run at once
+   * (MCP_FLEET_STDIO_CONCURRENCY, `--stdio-concurrency`: the CLI checks it; unset = 2 per core).
+   */
+  stdio: { commands: string[]; root: string | undefined; concurrency: string | undefined };
   nats: NatsSettings;
   log: LogSettings;
   tracing: TracingSettings;
@@ -193,6 +211,15 @@ export const agentEnv = roleEnv(
     MCP_FLEET_SOURCE_ADDRESS: variable(ipAddress('MCP_FLEET_SOURCE_ADDRESS'), {
       description: "the local IP address an agent's probes connect from (a multi-homed host)",
     }),
+    MCP_FLEET_STDIO_COMMANDS: variable(commaList(), {
+      description: 'the programs an agent may start for stdio servers, comma-separated (unset: none)',
+    }),
+    MCP_FLEET_STDIO_ROOT: variable(raw(), {
+      description: "the directory a stdio server's `cwd` is resolved under (unset: a fleet entry's cwd is refused)",
+    }),
+    MCP_FLEET_STDIO_CONCURRENCY: variable(raw(), {
+      description: 'stdio processes an agent runs at once (default 2 per core)',
+    }),
     ...PROBE_FLOOR,
     ...NATS,
     ...LOG,
@@ -203,6 +230,11 @@ export const agentEnv = roleEnv(
     metrics: { host: e.MCP_FLEET_AGENT_HOST, port: e.MCP_FLEET_AGENT_PORT },
     probeFloor: probeFloor(e),
     sourceAddress: e.MCP_FLEET_SOURCE_ADDRESS,
+    stdio: {
+      commands: e.MCP_FLEET_STDIO_COMMANDS ?? [],
+      root: e.MCP_FLEET_STDIO_ROOT,
+      concurrency: e.MCP_FLEET_STDIO_CONCURRENCY,
+    },
     nats: nats(e),
     log: log(e),
     tracing: tracing(e),

@@ -1,4 +1,4 @@
-import { startAgent, startTracing } from '@mcp-fleet/agent';
+import { defaultStdioConcurrency, parseCommandList, startAgent, startTracing } from '@mcp-fleet/agent';
 import { openBus } from '@mcp-fleet/bus';
 // Config's parts an agent needs, not its index: that loads the fleet file's YAML parser too.
 import { parseEnv } from '@mcp-fleet/config/env';
@@ -22,6 +22,9 @@ const OPTIONS = {
   deny: { type: 'string' },
   schemes: { type: 'string' },
   'source-address': { type: 'string' },
+  'stdio-commands': { type: 'string' },
+  'stdio-root': { type: 'string' },
+  'stdio-concurrency': { type: 'string' },
 } as const;
 
 /** `agent --region <name>`: a regional probe agent on its own, pulling jobs from NATS. */
@@ -37,6 +40,16 @@ export async function agentCommand(args: string[], out: (s: string) => void): Pr
   const floor = probeFloor(settings.probeFloor, { allow: values.allow, deny: values.deny, schemes: values.schemes });
   // Where its probes connect from (a multi-homed host): the flag wins over MCP_FLEET_SOURCE_ADDRESS.
   const sourceAddress = sourceAddressFlag(values['source-address'] ?? settings.sourceAddress);
+  // stdio servers: only the programs this agent's own allowlist names (default none); each flag wins over its variable.
+  const stdioCommands =
+    values['stdio-commands'] !== undefined ? parseCommandList(values['stdio-commands']) : settings.stdio.commands;
+  const stdioRoot = values['stdio-root'] ?? settings.stdio.root;
+  const stdioConcurrency = positiveInt(
+    values['stdio-concurrency'] ?? settings.stdio.concurrency,
+    '--stdio-concurrency (MCP_FLEET_STDIO_CONCURRENCY)',
+    defaultStdioConcurrency(),
+    1024,
+  );
   const busOptions = settings.nats;
   if (!busOptions.natsUrl)
     throw new UsageError(
@@ -89,6 +102,11 @@ export async function agentCommand(args: string[], out: (s: string) => void): Pr
       ackWaitMs,
       probeFloor: floor,
       ...(sourceAddress ? { sourceAddress } : {}),
+      stdioCommands,
+      // Bare allowlisted names are found on this process's PATH, never on a job's.
+      ...(process.env.PATH ? { stdioPath: process.env.PATH } : {}),
+      ...(stdioRoot ? { stdioRoot } : {}),
+      stdioConcurrency,
     });
   } catch (err) {
     const taken = inUse(err, listeners);
