@@ -151,7 +151,7 @@ export async function runJob(job: Job, ctx: JobContext): Promise<JobAnswer> {
       const negotiated = isRevision(run.negotiated) ? run.negotiated : undefined;
       if (job.depth === 'conformance' && isPassing(run.outcome) && negotiated) {
         traffic.speaking(negotiated);
-        checked = await runConformance(job, target!, shown, negotiated, base, span, ctx, () => ended);
+        checked = await runConformance(target!, shown, negotiated, base, span, ctx, () => ended);
         // The surface of the era it negotiated, once the checks connected: what it offers is worth
         // keeping even when a check failed; a run that could not connect has nothing to read.
         if (isPassing(checked.outcome) && job.url)
@@ -318,7 +318,6 @@ export const CONFORMANCE_GUARD_MS = CONFORMANCE_MAX_MS + GUARD_GRACE_MS;
  * too, each marked deliberate). One span per check, as each ends.
  */
 async function runConformance(
-  job: Job,
   target: Target,
   shown: string,
   negotiated: Revision,
