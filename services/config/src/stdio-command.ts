@@ -60,7 +60,7 @@ export const stdioEnv = z
   .record(
     z.string(),
     z
-      .string({ error: 'an environment value is a string: quote numbers and booleans ("8080")' })
+      .string({ error: 'an environment value is a string: quote numbers and booleans' })
       .max(STDIO_BOUNDS.envValueChars, `at most ${STDIO_BOUNDS.envValueChars} characters`)
       .refine((v) => !v.includes('\0'), 'a value without NUL'),
   )
