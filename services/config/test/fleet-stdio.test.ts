@@ -21,7 +21,7 @@ describe('a stdio server in the fleet file', () => {
   it('reads command, args, env (expanded where the file is read) and cwd; its url is its command line as shown', () => {
     const f = parseFleet(
       fleet(
-        '    command: node\n    args: [server.js, --port, "0"]\n    env: { API_KEY: "${LOCAL_KEY}", MODE: test }\n    cwd: servers/local\n',
+        `    command: node\n    args: [server.js, --port, "0"]\n    env: { API_KEY: "\${LOCAL_KEY}", MODE: test }\n    cwd: servers/local\n`,
       ),
       'fleet.yaml',
       { LOCAL_KEY: 'k-123456789' },
@@ -38,8 +38,8 @@ describe('a stdio server in the fleet file', () => {
       },
     });
     // Over the API (the object form), nothing is expanded and a reference is a literal.
-    const obj = fleetFromObject({ servers: [{ name: 'x', command: '/usr/bin/node', env: { A: '${B}' } }] }, 'api');
-    expect(obj.servers[0]?.command).toEqual({ command: '/usr/bin/node', args: [], env: { A: '${B}' } });
+    const obj = fleetFromObject({ servers: [{ name: 'x', command: '/usr/bin/node', env: { A: `\${B}` } }] }, 'api');
+    expect(obj.servers[0]?.command).toEqual({ command: '/usr/bin/node', args: [], env: { A: `\${B}` } });
   });
 
   it('refuses both url and command, and neither', () => {
