@@ -132,7 +132,9 @@ export function serverRoutes(router: Router, ctx: ApiContext, probes: OwnProbes)
       const stdioKeys = (['command', 'args', 'env', 'cwd'] as const).filter((k) => body[k] !== undefined);
       if (!server.command && stdioKeys.length)
         throw new HttpError(400, `${stdioKeys[0]}: an HTTP server takes no command: add a stdio server instead`);
-      if (server.command && (body.url !== undefined || body.headers !== undefined || body.credentialId))
+      // (GET shows a stdio server's headers as `{}`: carried back, they say nothing.)
+      const givenHeaders = body.headers !== undefined && Object.keys(body.headers).length > 0;
+      if (server.command && (body.url !== undefined || givenHeaders || body.credentialId))
         throw new HttpError(400, 'url: a stdio server takes command, args, env and cwd, not a URL or headers');
       const command = server.command && stdioKeys.length ? commandOf(body, server.command) : undefined;
       if (body.url) checkTarget(body.url, ctx.policy());
