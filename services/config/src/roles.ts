@@ -3,18 +3,7 @@
 // control's API). Parsed once at the edge (the CLI verb, the dashboard's start) into the settings
 // the role's parts take as arguments.
 import { z } from 'zod';
-import {
-  commaList,
-  type Env,
-  ipAddress,
-  raw,
-  roleEnv,
-  secret,
-  variable,
-  variablesOf,
-  wholeNumber,
-  withSecretFiles,
-} from './env';
+import { type Env, ipAddress, raw, roleEnv, secret, variable, variablesOf, wholeNumber, withSecretFiles } from './env';
 import {
   API_TOKENS,
   type ApiAuthSettings,
@@ -41,12 +30,17 @@ import {
   RETENTION,
   SECRET_KEY,
   type SecretKeySettings,
+  STDIO,
+  type StdioSettings,
   secretKey,
+  stdio,
   TRACING,
   type TracingSettings,
   tracing,
 } from './env-groups';
 import type { FloorSettings } from './probe-floor';
+
+export type { StdioSettings };
 
 /** Where a listener listens. */
 export interface Listen {
@@ -151,6 +145,7 @@ export const controlEnv = roleEnv(
     ...METRICS_TOKEN,
     ...EXPOSURE,
     ...PROBE_FLOOR,
+    ...STDIO,
     ...RETENTION,
     ...MCP_LIMITS,
     ...DATABASE,
@@ -184,13 +179,8 @@ export interface AgentSettings {
   probeFloor: FloorSettings;
   /** MCP_FLEET_SOURCE_ADDRESS (`--source-address` wins): the local IP address probes connect from. */
   sourceAddress: string | undefined;
-  /**
-   * stdio servers (issue 20), each flag wins over its variable: the programs this agent starts
-   * (MCP_FLEET_STDIO_COMMANDS, `--stdio-commands`; unset = none), where a job's cwd is resolved
-   * (MCP_FLEET_STDIO_ROOT, `--stdio-root`) and how many processes run at once
-   * (MCP_FLEET_STDIO_CONCURRENCY, `--stdio-concurrency`: the CLI checks it; unset = 2 per core).
-   */
-  stdio: { commands: string[]; root: string | undefined; concurrency: string | undefined };
+  /** stdio servers (issue 20): `--stdio-commands`, `--stdio-root`, `--stdio-concurrency` win over these. */
+  stdio: StdioSettings;
   nats: NatsSettings;
   log: LogSettings;
   tracing: TracingSettings;
@@ -211,15 +201,7 @@ export const agentEnv = roleEnv(
     MCP_FLEET_SOURCE_ADDRESS: variable(ipAddress('MCP_FLEET_SOURCE_ADDRESS'), {
       description: "the local IP address an agent's probes connect from (a multi-homed host)",
     }),
-    MCP_FLEET_STDIO_COMMANDS: variable(commaList(), {
-      description: 'the programs an agent may start for stdio servers, comma-separated (unset: none)',
-    }),
-    MCP_FLEET_STDIO_ROOT: variable(raw(), {
-      description: "the directory a stdio server's `cwd` is resolved under (unset: a fleet entry's cwd is refused)",
-    }),
-    MCP_FLEET_STDIO_CONCURRENCY: variable(raw(), {
-      description: 'stdio processes an agent runs at once (default 2 per core)',
-    }),
+    ...STDIO,
     ...PROBE_FLOOR,
     ...NATS,
     ...LOG,
@@ -230,11 +212,7 @@ export const agentEnv = roleEnv(
     metrics: { host: e.MCP_FLEET_AGENT_HOST, port: e.MCP_FLEET_AGENT_PORT },
     probeFloor: probeFloor(e),
     sourceAddress: e.MCP_FLEET_SOURCE_ADDRESS,
-    stdio: {
-      commands: e.MCP_FLEET_STDIO_COMMANDS ?? [],
-      root: e.MCP_FLEET_STDIO_ROOT,
-      concurrency: e.MCP_FLEET_STDIO_CONCURRENCY,
-    },
+    stdio: stdio(e),
     nats: nats(e),
     log: log(e),
     tracing: tracing(e),
@@ -321,6 +299,8 @@ export interface UpSettings {
   dashboardToken: string | undefined;
   exposure: ExposureSettings;
   probeFloor: FloorSettings;
+  /** Its agents' stdio allowlist, root and slots (issue 20): as an agent's. */
+  stdio: StdioSettings;
   retentionDays: number;
   mcpDetectionLimits: { perMinute: number; burst: number };
   traceUrl: string | undefined;
@@ -349,6 +329,7 @@ export const upEnv = roleEnv(
     ...METRICS_TOKEN,
     ...EXPOSURE,
     ...PROBE_FLOOR,
+    ...STDIO,
     ...RETENTION,
     ...MCP_LIMITS,
     ...TRACE_URL,
@@ -371,6 +352,7 @@ export const upEnv = roleEnv(
         e.MCP_FLEET_API_TOKEN?.trim() || auth.tokens?.find((t) => t.scope === 'admin')?.token || undefined,
       exposure: exposure(e, ctx),
       probeFloor: probeFloor(e),
+      stdio: stdio(e),
       retentionDays: e.MCP_FLEET_RUN_RETENTION_DAYS,
       mcpDetectionLimits: mcpDetectionLimits(e),
       traceUrl: e.MCP_FLEET_TRACE_URL,

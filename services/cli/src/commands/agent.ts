@@ -1,4 +1,4 @@
-import { defaultStdioConcurrency, parseCommandList, startAgent, startTracing } from '@mcp-fleet/agent';
+import { startAgent, startTracing } from '@mcp-fleet/agent';
 import { openBus } from '@mcp-fleet/bus';
 // Config's parts an agent needs, not its index: that loads the fleet file's YAML parser too.
 import { parseEnv } from '@mcp-fleet/config/env';
@@ -10,6 +10,7 @@ import { assertFree, inUse, type Listener } from '../in-use';
 import { probeFloor } from '../probe-floor';
 import { untilSignal } from '../signals';
 import { sourceAddressFlag } from '../source-address';
+import { stdioAgentOptions } from '../stdio-agents';
 import { EXIT, UsageError } from '../usage';
 
 const OPTIONS = {
@@ -41,15 +42,7 @@ export async function agentCommand(args: string[], out: (s: string) => void): Pr
   // Where its probes connect from (a multi-homed host): the flag wins over MCP_FLEET_SOURCE_ADDRESS.
   const sourceAddress = sourceAddressFlag(values['source-address'] ?? settings.sourceAddress);
   // stdio servers: only the programs this agent's own allowlist names (default none); each flag wins over its variable.
-  const stdioCommands =
-    values['stdio-commands'] !== undefined ? parseCommandList(values['stdio-commands']) : settings.stdio.commands;
-  const stdioRoot = values['stdio-root'] ?? settings.stdio.root;
-  const stdioConcurrency = positiveInt(
-    values['stdio-concurrency'] ?? settings.stdio.concurrency,
-    '--stdio-concurrency (MCP_FLEET_STDIO_CONCURRENCY)',
-    defaultStdioConcurrency(),
-    1024,
-  );
+  const stdio = stdioAgentOptions(settings.stdio, values);
   const busOptions = settings.nats;
   if (!busOptions.natsUrl)
     throw new UsageError(
@@ -102,11 +95,7 @@ export async function agentCommand(args: string[], out: (s: string) => void): Pr
       ackWaitMs,
       probeFloor: floor,
       ...(sourceAddress ? { sourceAddress } : {}),
-      stdioCommands,
-      // Bare allowlisted names are found on this process's PATH, never on a job's.
-      ...(process.env.PATH ? { stdioPath: process.env.PATH } : {}),
-      ...(stdioRoot ? { stdioRoot } : {}),
-      stdioConcurrency,
+      ...stdio,
     });
   } catch (err) {
     const taken = inUse(err, listeners);
