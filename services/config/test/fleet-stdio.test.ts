@@ -2,7 +2,7 @@
 // and the hostile entries the file's boundary refuses, each in words that name the field (and never
 // an env value: it may be a secret).
 import { describe, expect, it } from 'vitest';
-import { FleetFileError, fleetFromObject, parseFleet, STDIO_BOUNDS } from '../src';
+import { expandFleetFile, FleetFileError, fleetFromObject, parseFleet, STDIO_BOUNDS } from '../src';
 
 function problems(text: string, env: Record<string, string> = {}): string[] {
   try {
@@ -40,6 +40,19 @@ describe('a stdio server in the fleet file', () => {
     // Over the API (the object form), nothing is expanded and a reference is a literal.
     const obj = fleetFromObject({ servers: [{ name: 'x', command: '/usr/bin/node', env: { A: `\${B}` } }] }, 'api');
     expect(obj.servers[0]?.command).toEqual({ command: '/usr/bin/node', args: [], env: { A: `\${B}` } });
+  });
+
+  it('travels to control as `mcp-fleet apply` sends it: env expanded on the operator side, taken literally there', () => {
+    const object = expandFleetFile(fleet(`    command: node\n    env: { API_KEY: "\${LOCAL_KEY}" }\n`), 'fleet.yaml', {
+      LOCAL_KEY: 'k-987654321',
+    });
+    expect(object.servers[0]).toMatchObject({ command: 'node', env: { API_KEY: 'k-987654321' } });
+    expect(fleetFromObject(JSON.parse(JSON.stringify(object)), 'api').servers[0]?.command?.env).toEqual({
+      API_KEY: 'k-987654321',
+    });
+    expect(() => expandFleetFile(fleet(`    command: node\n    env: { A: "\${UNSET_VAR}" }\n`), 'f', {})).toThrow(
+      /servers\[0\]\.env\.A: the environment variable UNSET_VAR is not set/,
+    );
   });
 
   it('refuses both url and command, and neither', () => {
