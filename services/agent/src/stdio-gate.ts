@@ -44,7 +44,7 @@ export class StdioGate {
       // A job may name the program by the path the name resolved to, as the operator would see it.
       if (program && !this.#programs.has(program)) this.#programs.set(program, program);
     }
-    this.#root = opts.root === undefined ? undefined : realpathSync(opts.root);
+    this.#root = opts.root === undefined ? undefined : realRoot(opts.root);
   }
 
   /** Allowlisted names, as given (for the agent's start line). */
@@ -88,6 +88,17 @@ export class StdioGate {
     if (rel.startsWith('..') || isAbsolute(rel))
       return { reason: `cwd ${JSON.stringify(given)} leads outside the agent's stdio root; it was not started` };
     return real;
+  }
+}
+
+/** The stdio root with its symlinks resolved; a missing one is the operator's to fix, said before any job. */
+function realRoot(root: string): string {
+  try {
+    return realpathSync(root);
+  } catch (err) {
+    throw new Error(
+      `--stdio-root / MCP_FLEET_STDIO_ROOT: ${root} is not a directory here (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
   }
 }
 

@@ -195,6 +195,9 @@ describe('the stdio gate', () => {
         reason: expect.stringMatching(/outside the agent's stdio root/),
       });
       expect(spec('missing')).toMatchObject({ ok: false, reason: expect.stringMatching(/does not exist/) });
+      expect(() => new StdioGate({ commands: [NODE], root: join(root, 'nowhere') })).toThrow(
+        /--stdio-root.*is not a directory/,
+      );
       const rootless = new StdioGate({ commands: [NODE] });
       expect(rootless.admit({ command: NODE, args: [], env: {}, cwd: 'servers/a' })).toMatchObject({
         ok: false,
