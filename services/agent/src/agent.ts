@@ -15,6 +15,8 @@ import { type AgentHttp, serveAgentHttp } from './http';
 import { type JobAnswer, runJob } from './job';
 import { AgentMetrics, type JobKind } from './metrics';
 import { isStale, StaleJobLog } from './stale';
+import { type Admission, ALLOWLIST_SETTING, StdioGate } from './stdio-gate';
+import { defaultStdioConcurrency, StdioSlots } from './stdio-slots';
 import { checkSourceAddress, DispatcherCache } from './target-policy';
 import { AGENT_VERSION } from './version';
 
@@ -64,6 +66,18 @@ export interface AgentOptions {
    * multi-homed host's interface, or 127.0.0.2 for a second region in tests. Default: the system's choice.
    */
   sourceAddress?: string;
+  /**
+   * stdio servers (issue 20): the programs this agent starts (`--stdio-commands`,
+   * MCP_FLEET_STDIO_COMMANDS): bare names found on its own PATH, or absolute paths. Default none: a
+   * stdio job then becomes a run that says its command is not allowed, and nothing is started.
+   */
+  stdioCommands?: readonly string[];
+  /** Where a stdio job's `cwd` is resolved (`--stdio-root`); none = a job naming a cwd is refused. */
+  stdioRoot?: string;
+  /** The PATH bare names of `stdioCommands` are found on (the agent's own, from the edge; never a job's). */
+  stdioPath?: string;
+  /** stdio processes at once (`--stdio-concurrency`): default 2 per core (a process start is costly). */
+  stdioConcurrency?: number;
 }
 
 export interface Agent {
@@ -112,6 +126,13 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
     { sourceAddress: opts.sourceAddress },
   );
   const staleLog = new StaleJobLog(log);
+  // Before any job: the allowlist's names are resolved now, on the agent's own PATH (stdio-gate.ts).
+  const stdioGate = new StdioGate({ commands: opts.stdioCommands ?? [], root: opts.stdioRoot, path: opts.stdioPath });
+  const stdioSlots = new StdioSlots(opts.stdioConcurrency ?? defaultStdioConcurrency());
+  const noStdio: Admission = {
+    ok: false,
+    reason: `this agent runs no stdio commands (none allowed: ${ALLOWLIST_SETTING}); it was not started`,
+  };
   const startedAt = new Date().toISOString();
 
   const working = new Set<Work>();
@@ -168,13 +189,21 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
     }
     let answer: JobAnswer;
     try {
-      answer = await runJob(job, {
-        agent: id,
-        tracer,
-        timeoutCapMs: opts.jobTimeoutMs ?? 120_000,
-        dispatcher: dispatchers.for(job.allow, job.deny, job.schemes),
-        onTelemetryError: (err) => log.warn({ err, jobId: job.jobId }, 'a span could not be recorded'),
-      });
+      // A stdio job: its command admitted by this agent's own allowlist, or refused (a run that says so).
+      const admission = job.command ? (stdioGate.commands.length ? stdioGate.admit(job.command) : noStdio) : undefined;
+      if (admission && !admission.ok)
+        log.warn({ jobId: job.jobId, serverName: job.serverName, reason: admission.reason }, 'stdio job refused');
+      const run = () =>
+        runJob(job, {
+          agent: id,
+          tracer,
+          timeoutCapMs: opts.jobTimeoutMs ?? 120_000,
+          dispatcher: dispatchers.for(job.allow, job.deny, job.schemes),
+          onTelemetryError: (err) => log.warn({ err, jobId: job.jobId }, 'a span could not be recorded'),
+          ...(admission ? { stdio: admission } : {}),
+        });
+      // Processes are bounded apart from jobs (stdio-slots.ts); a refused job starts none and waits for none.
+      answer = admission?.ok ? await stdioSlots.run(run) : await run();
     } catch (err) {
       if (work.state !== 'returned') await fail(work, 'error', err);
       return;
@@ -194,6 +223,7 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
       if (answer.script) metrics.script(answer.script);
       metrics.surfaceReads(answer.surfaceReads);
       metrics.traffic(answer.traffic);
+      metrics.stdoutNotJson(answer.run?.stdio ?? answer.detection?.stdio);
     } catch (err) {
       // Telemetry never holds a result back.
       log.warn({ err, jobId: job.jobId }, 'probe metrics not recorded');
@@ -282,6 +312,12 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
     onError: (err) => log.warn({ err }, 'heartbeat not published'),
   });
   log.info({ concurrency, metricsUrl: http ? `${http.url}/metrics` : null }, 'agent started');
+  log.info(
+    { stdioCommands: stdioGate.commands, stdioConcurrency: stdioSlots.limit },
+    stdioGate.commands.length
+      ? `stdio: starts only ${stdioGate.commands.join(', ')} (at most ${stdioSlots.limit} processes at once)`
+      : `stdio: starts no commands (${ALLOWLIST_SETTING} names none)`,
+  );
   log.info(
     { floor: { allow: floorRanges.allow, deny: floorRanges.deny, schemes: floorRanges.schemes ?? DEFAULT_SCHEMES } },
     `probe floor: ${describeRanges(floorRanges)}; a job's allow/deny/schemes can narrow it, never widen it`,

@@ -18,6 +18,7 @@ import {
   DETECTION_MAX_MS,
   type Detection,
   detect,
+  displayCommand,
   type Exchange,
   type HandshakeRun,
   handshake,
@@ -38,10 +39,12 @@ import {
   SURFACE_READ_MAX_MS,
   type SurfaceRead,
   type SurfaceSnapshot,
+  type Target,
 } from '@mcp-fleet/probe';
 import type { Tracer } from '@opentelemetry/api';
 import type { Dispatcher } from 'undici';
 import { ProbeSpan } from './spans';
+import type { Admission } from './stdio-gate';
 import { type Traffic, TrafficLog } from './traffic';
 
 /** Past the probe's own budget, how long the guard waits before giving up on it. */
@@ -56,6 +59,11 @@ export interface JobContext {
   dispatcher?: Dispatcher;
   /** Telemetry must never break a probe: a span fault is reported here and swallowed. */
   onTelemetryError?: (err: unknown) => void;
+  /**
+   * A stdio job's admission by the agent's own allowlist (stdio-gate.ts): the spec that runs, or
+   * why nothing runs. A refused job becomes a run that says why (never a spawn, never a retry).
+   */
+  stdio?: Admission;
 }
 
 export type JobAnswer =
@@ -81,6 +89,19 @@ export async function runJob(job: Job, ctx: JobContext): Promise<JobAnswer> {
 
   const startedAt = new Date();
   const span = new ProbeSpan(ctx.tracer, job, ctx.agent);
+  // What the probe talks to: the URL, or the command the agent admitted (never the job's as given).
+  let target: Target | undefined = job.url;
+  let refused: string | undefined;
+  if (job.command) {
+    const admission: Admission = ctx.stdio ?? { ok: false, reason: 'this agent runs no stdio commands' };
+    if (admission.ok) target = admission.spec;
+    else refused = admission.reason;
+    // Surface reads and scripts speak HTTP only (the fleet refuses them for stdio; a foreign control might not).
+    if (job.depth === 'surface' || job.depth === 'script')
+      refused = `a ${job.depth} test does not run over stdio; it was not started`;
+  }
+  if (target === undefined) refused ??= 'the job names no target';
+  const shown = job.command ? displayCommand(job.command) : maskUrl(job.url ?? '');
   const traffic = new TrafficLog();
   let ended = false;
   const onExchange = (ex: Exchange) => {
@@ -106,7 +127,16 @@ export async function runJob(job: Job, ctx: JobContext): Promise<JobAnswer> {
   let surfaceReads: SurfaceRead[] = [];
   let script: ScriptRun | null = null;
   try {
-    if (job.kind === 'handshake') {
+    if (refused !== undefined) {
+      // Nothing was started: the run (or detection) says why, in the operator's words.
+      if (job.kind === 'handshake') {
+        run = refusedRun(job, choice ?? 'newest', refused);
+        span.endHandshake(run, null, 0);
+      } else {
+        detection = failedDetection(0, 'policy', 'policy', refused);
+        span.endDetection(detection);
+      }
+    } else if (job.kind === 'handshake') {
       const current = isRevision(job.currentRevision) ? job.currentRevision : undefined;
       const guardMs = timeoutMs + GUARD_GRACE_MS;
       traffic.speaking(choice === 'newest' ? (current ?? null) : (choice ?? null));
@@ -114,23 +144,23 @@ export async function runJob(job: Job, ctx: JobContext): Promise<JobAnswer> {
         (await guarded(
           // A recheck (the scheduler's first slot of a recheck window) looks the revision up newest
           // first though a current one is known; the move is still judged from `current`.
-          handshake(job.url, { ...base, revision: choice ?? 'newest', current, recheck: job.recheck === true }),
+          handshake(target!, { ...base, revision: choice ?? 'newest', current, recheck: job.recheck === true }),
           guardMs,
         )) ?? hungRun(job, choice ?? 'newest', guardMs);
       run = fitRun(run);
       const negotiated = isRevision(run.negotiated) ? run.negotiated : undefined;
       if (job.depth === 'conformance' && isPassing(run.outcome) && negotiated) {
         traffic.speaking(negotiated);
-        checked = await runConformance(job, negotiated, base, span, ctx, () => ended);
+        checked = await runConformance(target!, shown, negotiated, base, span, ctx, () => ended);
         // The surface of the era it negotiated, once the checks connected: what it offers is worth
         // keeping even when a check failed; a run that could not connect has nothing to read.
-        if (isPassing(checked.outcome))
-          surfaceReads = await readSurface(() => readSurfaceAt(job.url, negotiated, base), SURFACE_READ_MAX_MS);
+        if (isPassing(checked.outcome) && job.url)
+          surfaceReads = await readSurface(() => readSurfaceAt(job.url!, negotiated, base), SURFACE_READ_MAX_MS);
       }
-      if (job.depth === 'surface' && isPassing(run.outcome))
-        surfaceReads = await readSurface(() => readSurfaces(job.url, base), 2 * SURFACE_READ_MAX_MS);
+      if (job.depth === 'surface' && isPassing(run.outcome) && job.url)
+        surfaceReads = await readSurface(() => readSurfaces(job.url!, base), 2 * SURFACE_READ_MAX_MS);
       for (const read of surfaceReads) safely(ctx, () => span.surfaceRead(read));
-      if (job.depth === 'script' && job.script && isPassing(run.outcome) && negotiated) {
+      if (job.depth === 'script' && job.script && isPassing(run.outcome) && negotiated && job.url) {
         traffic.speaking(negotiated);
         script =
           (await guarded(
@@ -145,7 +175,9 @@ export async function runJob(job: Job, ctx: JobContext): Promise<JobAnswer> {
       span.endHandshake(run, checked, otherRequests);
     } else {
       const guardMs = DETECTION_MAX_MS + GUARD_GRACE_MS;
-      detection = (await guarded(detect(job.url, base), guardMs)) ?? hungDetection(guardMs);
+      detection =
+        (await guarded(detect(target!, base), guardMs)) ??
+        failedDetection(guardMs, 'timeout', 'timeout', hungMessage(guardMs));
       span.endDetection(detection);
     }
   } catch (err) {
@@ -286,7 +318,8 @@ export const CONFORMANCE_GUARD_MS = CONFORMANCE_MAX_MS + GUARD_GRACE_MS;
  * too, each marked deliberate). One span per check, as each ends.
  */
 async function runConformance(
-  job: Job,
+  target: Target,
+  shown: string,
   negotiated: Revision,
   base: {
     headers: Record<string, string>;
@@ -313,15 +346,15 @@ async function runConformance(
   // serves it too; no dispatcher of its own, and the floor and the job's policy hold for it.
   const run =
     (await guarded(
-      conformance(job.url, { ...base, protocol: negotiated, probe: true, onCheck }),
+      conformance(target, { ...base, protocol: negotiated, probe: true, onCheck }),
       CONFORMANCE_GUARD_MS,
-    )) ?? hungConformance(job, negotiated, Date.now() - startedAt);
+    )) ?? hungConformance(shown, negotiated, Date.now() - startedAt);
   return fitConformance(run);
 }
 
-function hungConformance(job: Job, negotiated: Revision, ms: number): ConformanceRun {
+function hungConformance(shown: string, negotiated: Revision, ms: number): ConformanceRun {
   return {
-    target: cut(maskUrl(job.url), BOUNDS.message),
+    target: cut(shown, BOUNDS.message),
     protocol: { requested: negotiated, negotiated, era: revisionInfo(negotiated).era },
     pass: false,
     outcome: 'timeout',
@@ -372,11 +405,47 @@ function hungRun(job: Job, choice: RevisionChoice, ms: number): HandshakeRun {
   };
 }
 
-function hungDetection(ms: number): Detection {
+/**
+ * A stdio job the agent would not start (stdio-gate.ts): a run that fails with the reason, its
+ * evidence a policy refusal (probe's cause.ts reads it as "refused by policy"), and a stdio report
+ * of no process: nothing was spawned.
+ */
+function refusedRun(job: Job, choice: RevisionChoice, reason: string): HandshakeRun {
+  const message = cut(reason, BOUNDS.message);
+  return {
+    ...hungRun(job, choice, 0),
+    outcome: 'unreachable',
+    message,
+    evidence: { ...failedEvidence(0, 'policy', message) },
+    stdio: { processes: 0, stdoutNotJson: 0, findings: [], stderr: null },
+  };
+}
+
+function failedEvidence(ms: number, failure: 'timeout' | 'policy', message: string) {
+  return {
+    status: null,
+    contentType: null,
+    bodyPreview: null,
+    jsonRpcErrorCode: null,
+    jsonRpcErrorMessage: null,
+    millis: ms,
+    reachabilityFailure: failure,
+    message,
+  };
+}
+
+/** A detection that learnt nothing, each revision failing for one cause (a hung probe, a refused command). */
+function failedDetection(
+  ms: number,
+  cause: 'timeout' | 'policy',
+  failure: 'timeout' | 'policy',
+  why: string,
+): Detection {
+  const message = cut(why, BOUNDS.message);
   return {
     outcome: 'NONE',
-    // Every revision timed out (below): one cause, as probe's cause.ts would name it.
-    cause: 'timeout',
+    // Every revision failed alike (below): one cause, as probe's cause.ts would name it.
+    cause,
     retryAfterHeader: null,
     newestSupported: null,
     serverInfo: null,
@@ -387,17 +456,8 @@ function hungDetection(ms: number): Detection {
       generation: r.generation,
       supported: false,
       note: r.note,
-      sentence: `${r.revision} (${r.generation}): not supported (${hungMessage(ms)}).`,
-      evidence: {
-        status: null,
-        contentType: null,
-        bodyPreview: null,
-        jsonRpcErrorCode: null,
-        jsonRpcErrorMessage: null,
-        millis: ms,
-        reachabilityFailure: 'timeout',
-        message: hungMessage(ms),
-      },
+      sentence: cut(`${r.revision} (${r.generation}): not supported (${message}).`, BOUNDS.message),
+      evidence: failedEvidence(ms, failure, message),
     })),
   };
 }

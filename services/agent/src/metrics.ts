@@ -19,7 +19,7 @@ import type {
 } from '@mcp-fleet/probe';
 import { CONFORMANCE_CHECKS, CURRENT_REVISION, eraMove, REVISION_NAMES } from '@mcp-fleet/probe';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { TRANSPORT_ERROR_TYPES, type Traffic } from './traffic';
+import { STDIO_ERROR_TYPES, TRANSPORT_ERROR_TYPES, type Traffic } from './traffic';
 
 export { revisionLabel };
 
@@ -158,7 +158,7 @@ export class AgentMetrics {
     });
     this.#transportErrors = new Counter({
       name: 'mcp_transport_error_total',
-      help: "Requests of any probe that got no HTTP answer, by transport and error type (timeout, connection_refused, connection_reset, dns, tls, malformed_http, network); the probe's own refusals (policy, request budget) and deliberate bad requests are not counted.",
+      help: "Requests of any probe that got no answer, by transport and error type: http (timeout, connection_refused, connection_reset, dns, tls, malformed_http, network) and stdio (spawn_failed, exited_early, timeout, stdout_flood; stdout_not_json once per job whose process wrote lines that are not JSON-RPC); the probe's own refusals (policy, request budget, a command off the agent's allowlist) and deliberate bad requests are not counted.",
       labelNames: ['transport', 'error_type', 'region'],
       registers,
     });
@@ -193,6 +193,14 @@ export class AgentMetrics {
         this.#methodNotFound.inc({ method: 'initialize', protocol_version: revision, region }, 0);
     for (const errorType of TRANSPORT_ERROR_TYPES)
       this.#transportErrors.inc({ transport: 'http', error_type: errorType, region }, 0);
+    for (const errorType of STDIO_ERROR_TYPES)
+      this.#transportErrors.inc({ transport: 'stdio', error_type: errorType, region }, 0);
+  }
+
+  /** A stdio probe whose processes wrote lines that are not JSON-RPC: once per job (the lines are the run's finding). */
+  stdoutNotJson(report: { stdoutNotJson: number } | undefined): void {
+    if (report && report.stdoutNotJson > 0)
+      this.#transportErrors.inc({ transport: 'stdio', error_type: 'stdout_not_json', region: this.#region });
   }
 
   /** A script run's steps. */

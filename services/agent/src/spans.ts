@@ -14,7 +14,7 @@ import type {
   ScriptRun,
   SurfaceRead,
 } from '@mcp-fleet/probe';
-import { isPassing, redact, secretsOf } from '@mcp-fleet/probe';
+import { displayCommand, isPassing, onPipe, redact, secretsOf } from '@mcp-fleet/probe';
 import {
   type Attributes,
   context,
@@ -31,6 +31,7 @@ import {
   ATTR_HTTP_REQUEST_METHOD,
   ATTR_HTTP_RESPONSE_STATUS_CODE,
   ATTR_NETWORK_PROTOCOL_NAME,
+  ATTR_NETWORK_TRANSPORT,
   ATTR_SERVER_ADDRESS,
   ATTR_SERVER_PORT,
   ATTR_URL_FULL,
@@ -70,7 +71,15 @@ export const FLEET_ATTR = {
   scriptPass: 'mcp_fleet.script.pass',
   scriptStepIndex: 'mcp_fleet.script.step.index',
   scriptStepStatus: 'mcp_fleet.script.step.status',
+  /** A stdio server's command line (probe's displayCommand: never its env, which may hold secrets). */
+  command: 'mcp_fleet.command',
 } as const;
+
+/**
+ * `network.transport` (OTel): `pipe` for a stdio server's stdin and stdout, `tcp` for HTTP
+ * (issue 20), on the probe span and on each request's child.
+ */
+export const TRANSPORT = { stdio: 'pipe', http: 'tcp' } as const;
 
 /** Span events of a surface or script job: one per surface read, one per script step. */
 export const SPAN_EVENTS = {
@@ -116,7 +125,9 @@ export interface ProbeSpanJob {
   serverName: string;
   testId: string | null;
   /** The whole URL; only its scheme, host, port and path go on a span, its credentials hide what the server echoes. */
-  url: string;
+  url?: string | undefined;
+  /** A stdio server's command, instead of a URL: its command line goes on the span, its env values hide what the process echoes. */
+  command?: { command: string; args: readonly string[]; env: Record<string, string> } | undefined;
   /** What the job asked for: `newest` or a revision (handshakes). */
   revision: string | null;
   /** Only to keep their values out of span messages; never recorded. */
@@ -135,10 +146,19 @@ export class ProbeSpan {
   constructor(tracer: Tracer, job: ProbeSpanJob, agent: string) {
     this.#tracer = tracer;
     // The probe's own redaction: header values and the URL's credentials, as sent and encoded.
-    this.#secrets = secretsOf(job.headers, job.url);
+    this.#secrets = job.command ? secretsOf(job.command.env) : secretsOf(job.headers, job.url);
+    const target: Attributes = job.command
+      ? {
+          [ATTR_NETWORK_TRANSPORT]: TRANSPORT.stdio,
+          [FLEET_ATTR.command]: redact(displayCommand(job.command), this.#secrets),
+        }
+      : {
+          [ATTR_URL_FULL]: spanUrl(job.url ?? ''),
+          ...serverAttributes(job.url ?? ''),
+          [ATTR_NETWORK_TRANSPORT]: TRANSPORT.http,
+        };
     const attributes: Attributes = {
-      [ATTR_URL_FULL]: spanUrl(job.url),
-      ...serverAttributes(job.url),
+      ...target,
       [FLEET_ATTR.region]: job.region,
       [FLEET_ATTR.jobId]: job.jobId,
       [FLEET_ATTR.serverId]: job.serverId,
@@ -169,12 +189,16 @@ export class ProbeSpan {
     // What the server chose (a session id, a version, an answer's id, an SSE endpoint's URL) may
     // carry the credentials it was sent: redacted like every message.
     const secrets = this.#secrets;
-    const attributes: Attributes = {
-      [ATTR_HTTP_REQUEST_METHOD]: ex.method,
-      [ATTR_URL_FULL]: redact(spanUrl(ex.url), secrets),
-      ...serverAttributes(ex.url),
-      [ATTR_NETWORK_PROTOCOL_NAME]: 'http',
-    };
+    // A line over a stdio server's pipes has no URL, method or HTTP status: its transport says so.
+    const attributes: Attributes = onPipe(ex)
+      ? { [ATTR_NETWORK_TRANSPORT]: TRANSPORT.stdio }
+      : {
+          [ATTR_HTTP_REQUEST_METHOD]: ex.method,
+          [ATTR_URL_FULL]: redact(spanUrl(ex.url), secrets),
+          ...serverAttributes(ex.url),
+          [ATTR_NETWORK_PROTOCOL_NAME]: 'http',
+          [ATTR_NETWORK_TRANSPORT]: TRANSPORT.http,
+        };
     if (ex.jsonRpcMethod) attributes[MCP_ATTR.methodName] = ex.jsonRpcMethod;
     if (ex.headers.protocolVersion)
       attributes[MCP_ATTR.protocolVersion] = redact(ex.headers.protocolVersion, secrets).slice(0, 64);

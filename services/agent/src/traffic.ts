@@ -4,7 +4,7 @@
 // came from the server or from our own request table; only values of closed sets leave here, so a
 // hostile server cannot mint label values (unknown methods become `other`, revisions `other`).
 import { revisionLabel } from '@mcp-fleet/bus/metrics';
-import type { Exchange, ReachabilityFailure } from '@mcp-fleet/probe';
+import { type Exchange, onPipe, type ReachabilityFailure } from '@mcp-fleet/probe';
 
 /** JSON-RPC "Method not found". */
 export const METHOD_NOT_FOUND = -32601;
@@ -62,14 +62,30 @@ export const TRANSPORT_ERROR_TYPES: readonly ReachabilityFailure[] = (
   ['timeout', 'connection_refused', 'connection_reset', 'dns', 'tls', 'malformed_http', 'network'] as const
 ).filter((f) => !NOT_TRANSPORT.has(f));
 
-/** Only HTTP today (streamable HTTP, sessions and HTTP+SSE all travel over it). */
-export type Transport = 'http';
+/**
+ * How a stdio server failed a probe (issue 20), the `error_type` label's closed set for
+ * `transport="stdio"`: the command did not start, its process ended before answering, no answer
+ * in time, it flooded stdout and was killed, or it wrote lines that are not JSON-RPC (counted once
+ * per job that saw any: agent's metrics take it from the run's stdio report).
+ */
+export const STDIO_ERROR_TYPES = [
+  'spawn_failed',
+  'exited_early',
+  'timeout',
+  'stdout_flood',
+  'stdout_not_json',
+] as const;
+export type StdioErrorType = (typeof STDIO_ERROR_TYPES)[number];
+const STDIO_FAILURES: ReadonlySet<string> = new Set<string>(STDIO_ERROR_TYPES);
+
+/** HTTP (streamable HTTP, sessions and HTTP+SSE all travel over it) or a stdio server's pipes. */
+export type Transport = 'http' | 'stdio';
 
 export interface Traffic {
   /** One entry per -32601 answer: `method` from MCP_METHODS or `other`, `protocolVersion` a revision label. */
   methodNotFound: { method: string; protocolVersion: string }[];
-  /** One entry per request that got no HTTP answer, by reachability failure. */
-  transportErrors: { transport: Transport; errorType: ReachabilityFailure }[];
+  /** One entry per request that got no answer, by transport and reachability failure. */
+  transportErrors: { transport: Transport; errorType: ReachabilityFailure | StdioErrorType }[];
 }
 
 /** A probe's request budget bounds a job's exchanges; this bounds what one job may add to a counter anyway. */
@@ -91,6 +107,11 @@ export class TrafficLog {
     if (ex.deliberate) return;
     if (ex.failure !== null) {
       if (NOT_TRANSPORT.has(ex.failure) || this.#transportErrors.length >= MAX_TRAFFIC_ENTRIES) return;
+      if (onPipe(ex)) {
+        if (STDIO_FAILURES.has(ex.failure))
+          this.#transportErrors.push({ transport: 'stdio', errorType: ex.failure as StdioErrorType });
+        return;
+      }
       this.#transportErrors.push({ transport: 'http', errorType: ex.failure });
       return;
     }

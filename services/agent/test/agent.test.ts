@@ -244,7 +244,7 @@ describe('/metrics', () => {
     const labelValues = samples.flatMap((s) => Object.values(s.labels)).join('\n');
     for (const job of jobs) {
       expect(text).not.toContain(job.jobId);
-      expect(labelValues).not.toContain(new URL(job.url).port);
+      expect(labelValues).not.toContain(new URL(job.url!).port);
     }
     expect(text).not.toContain('orders');
     const labelNames = new Set(samples.filter((s) => s.name.startsWith('mcp_')).flatMap((s) => Object.keys(s.labels)));

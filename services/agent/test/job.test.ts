@@ -70,7 +70,7 @@ describe('a handshake job', () => {
     expect(parent.name).toBe('mcp.handshake');
     expect(parent.kind).toBe(SpanKind.CLIENT);
     expect(parent.parentSpanContext).toBeUndefined();
-    const port = Number(new URL(job.url).port);
+    const port = Number(new URL(job.url!).port);
     expect(parent.attributes).toMatchObject({
       'mcp.protocol.version': '2025-11-25',
       'server.address': '127.0.0.1',

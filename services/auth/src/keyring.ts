@@ -357,3 +357,52 @@ export function unsealHeaders(
 export function needsReseal(stored: Record<string, string>, keyring: Keyring): boolean {
   return Object.values(stored).some((v) => !keyring.isCurrent(v));
 }
+
+/** What a stdio server's env value's seal is bound to: its program and the variable's name. */
+function envContext(command: string, name: string): string {
+  return `mcp-fleet env\0${command}\0${name}`;
+}
+
+/**
+ * Seal a stdio server's environment for the database, as header values are (issue 20): values may
+ * be secrets. Bound to the program and the variable's name, so a value moved to another server's
+ * command or another variable does not unseal. Without a keyring, only an empty environment can be stored.
+ */
+export function sealEnv(
+  env: Record<string, string>,
+  command: string,
+  keyring: Keyring | null = currentKeyring(),
+): Record<string, string> {
+  const names = Object.keys(env);
+  if (names.length === 0) return {};
+  if (!keyring)
+    throw new SecretKeyError(
+      `storing a stdio server's env (values may be credentials) needs ${SECRET_KEY_ENV}: ${KEY_HINT}. ` +
+        'Credentials are never stored in plaintext.',
+    );
+  return Object.fromEntries(names.map((name) => [name, keyring.seal(env[name]!, envContext(command, name))]));
+}
+
+/** Unseal a stdio server's stored environment; `server` names the server in errors (never a value). */
+export function unsealEnv(
+  stored: Record<string, string>,
+  command: string,
+  server: string,
+  keyring: Keyring | null = currentKeyring(),
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(stored)) {
+    if (!keyring)
+      throw new SecretKeyError(
+        `the env of server ${JSON.stringify(server)} is sealed, and ${SECRET_KEY_ENV} is not set (${KEY_HINT})`,
+      );
+    try {
+      out[name] = keyring.unseal(value, envContext(command, name));
+    } catch (err) {
+      throw new CredentialsUnreadableError(
+        `env ${JSON.stringify(name)} of server ${JSON.stringify(server)}: ${(err as Error).message}`,
+      );
+    }
+  }
+  return out;
+}

@@ -2,6 +2,7 @@
 // validated at both ends: a message that fails validation is poison (terminated, counted, logged).
 
 import { ScriptSchema } from '@mcp-fleet/config/script-schema';
+import { stdioArgs, stdioCommand, stdioCwd, stdioEnv } from '@mcp-fleet/config/stdio-command';
 import {
   BOUNDS,
   CAUSE_NAMES,
@@ -34,52 +35,72 @@ export { assertRegion } from './region';
 /** A script-depth test's steps: config's schema, the one the fleet file and the API read. */
 export { ScriptSchema };
 
-export const JobSchema = z.object({
-  /** Deterministic per (test or server, region, slot): the dedupe key end to end. */
-  jobId: z.string().min(1).max(200),
-  kind: z.enum(['handshake', 'detection']),
-  region,
-  serverId: z.string().min(1),
-  serverName: z.string().min(1),
-  /** Handshake jobs only. */
-  testId: z.string().min(1).nullable(),
-  url: z.string().url(),
-  /** Request headers (credentials) for the target. Never logged. */
-  headers: z.record(z.string(), z.string()),
-  /**
-   * Handshake jobs: `handshake` opens a conversation; `conformance` opens it, then runs the checks of
-   * the era it negotiated (docs/protocol.md#conformance-by-era). Absent (a control before depths): handshake.
-   */
-  depth: z.enum(TEST_DEPTHS).default('handshake'),
-  /** Script-depth jobs: the steps to run (null for every other depth). */
-  script: ScriptSchema.nullable().default(null),
-  /** Handshake jobs: `newest` or the pinned revision. */
-  revision: z.union([z.literal('newest'), revision]).nullable(),
-  /** The test's current revision in this region, so agents stay stateless: a newest-supported run's move from it, a pin once spoken. */
-  currentRevision: revision.nullable(),
-  /**
-   * A newest-supported job that looks its revision up again (newest first) before it speaks, though
-   * no era signal asked (config's Judgement.recheckMs; the scheduler marks one slot per recheck
-   * window). Absent (a control before rechecks): false.
-   */
-  recheck: z.boolean().optional(),
-  timeoutMs: z.number().int().positive().max(120_000),
-  /** The slot this job belongs to: slot start in ms since the epoch. */
-  slot: z.number().int().nonnegative(),
-  scheduledAt: z.string().datetime(),
-  /**
-   * When the job goes stale (ms since the epoch, the scheduler's clock): an agent that takes it
-   * later drops it unprobed, as its next slot's job is due by then. Absent (a job from a control
-   * before this field): never stale.
-   */
-  staleAt: z.number().int().nonnegative().optional(),
-  /** Address ranges the fleet file allows probes to reach beyond the public internet. */
-  allow: z.array(z.string()).default([]),
-  /** Address ranges the fleet file denies, whatever allow says. */
-  deny: z.array(z.string()).default([]),
-  /** URL schemes the fleet file allows (policy.schemes); absent = http and https. */
-  schemes: z.array(z.string()).optional(),
-});
+export const JobSchema = z
+  .object({
+    /** Deterministic per (test or server, region, slot): the dedupe key end to end. */
+    jobId: z.string().min(1).max(200),
+    kind: z.enum(['handshake', 'detection']),
+    region,
+    serverId: z.string().min(1),
+    serverName: z.string().min(1),
+    /** Handshake jobs only. */
+    testId: z.string().min(1).nullable(),
+    /** An HTTP server's URL; absent when the job carries `command` (exactly one of the two). */
+    url: z.string().url().optional(),
+    /**
+     * A stdio server's command (issue 20), instead of `url`: the program, its args, its whole
+     * environment (values may be secrets: never logged) and a working directory relative to the
+     * agent's own stdio root. An agent runs it only when its own allowlist names the program.
+     * Bounded as the fleet file bounds it (config's stdio-command.ts).
+     */
+    command: z
+      .object({
+        command: stdioCommand,
+        args: stdioArgs.default([]),
+        env: stdioEnv.default({}),
+        cwd: stdioCwd.optional(),
+      })
+      .optional(),
+    /** Request headers (credentials) for the target. Never logged. */
+    headers: z.record(z.string(), z.string()),
+    /**
+     * Handshake jobs: `handshake` opens a conversation; `conformance` opens it, then runs the checks of
+     * the era it negotiated (docs/protocol.md#conformance-by-era). Absent (a control before depths): handshake.
+     */
+    depth: z.enum(TEST_DEPTHS).default('handshake'),
+    /** Script-depth jobs: the steps to run (null for every other depth). */
+    script: ScriptSchema.nullable().default(null),
+    /** Handshake jobs: `newest` or the pinned revision. */
+    revision: z.union([z.literal('newest'), revision]).nullable(),
+    /** The test's current revision in this region, so agents stay stateless: a newest-supported run's move from it, a pin once spoken. */
+    currentRevision: revision.nullable(),
+    /**
+     * A newest-supported job that looks its revision up again (newest first) before it speaks, though
+     * no era signal asked (config's Judgement.recheckMs; the scheduler marks one slot per recheck
+     * window). Absent (a control before rechecks): false.
+     */
+    recheck: z.boolean().optional(),
+    timeoutMs: z.number().int().positive().max(120_000),
+    /** The slot this job belongs to: slot start in ms since the epoch. */
+    slot: z.number().int().nonnegative(),
+    scheduledAt: z.string().datetime(),
+    /**
+     * When the job goes stale (ms since the epoch, the scheduler's clock): an agent that takes it
+     * later drops it unprobed, as its next slot's job is due by then. Absent (a job from a control
+     * before this field): never stale.
+     */
+    staleAt: z.number().int().nonnegative().optional(),
+    /** Address ranges the fleet file allows probes to reach beyond the public internet. */
+    allow: z.array(z.string()).default([]),
+    /** Address ranges the fleet file denies, whatever allow says. */
+    deny: z.array(z.string()).default([]),
+    /** URL schemes the fleet file allows (policy.schemes); absent = http and https. */
+    schemes: z.array(z.string()).optional(),
+  })
+  .refine((j) => (j.url === undefined) !== (j.command === undefined), {
+    message: 'a job carries a url or a command, exactly one',
+    path: ['url'],
+  });
 export type Job = z.infer<typeof JobSchema>;
 
 // A result's strings carry the probe's bounds (probe's bounds.ts): a result over them, from a

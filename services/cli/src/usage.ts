@@ -74,9 +74,12 @@ export const VERB_USAGE: Record<string, string> = {
                                        the control plane alone (DATABASE_URL, NATS_URL)`,
   agent: `mcp-fleet agent --region <name> [--concurrency N|auto] [--metrics-port P] [--host addr]
                   [--ack-wait ms] [--allow cidrs] [--deny cidrs] [--schemes list] [--source-address ip]
+                  [--stdio-commands list] [--stdio-root dir] [--stdio-concurrency N]
                                        a regional probe agent (NATS_URL); its own probe floor
                                        (default: public addresses, http and https) bounds every job;
-                                       --source-address: the local IP its probes connect from`,
+                                       --source-address: the local IP its probes connect from;
+                                       --stdio-commands: the only programs it starts for stdio
+                                       servers (default none), at most N at once (2 per core)`,
   apply: `mcp-fleet apply [file] [--api url] [--dry-run] [--yes] [--json]
                                        check the fleet file (default mcp-fleet.yaml), expand
                                        its \${NAME} from this environment, show control's plan

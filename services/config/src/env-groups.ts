@@ -4,7 +4,7 @@
 import { AuthConfigError, checkToken, tokensFromEnv } from '@mcp-fleet/auth/api-tokens';
 import { parseAllowedHosts } from '@mcp-fleet/auth/request-guard';
 import { z } from 'zod';
-import { attempt, raw, secret, text, variable, wholeNumber } from './env';
+import { attempt, commaList, raw, secret, text, variable, wholeNumber } from './env';
 import { FLOOR_VARIABLES, type FloorSettings, floorPart } from './probe-floor';
 
 type Out<S extends z.ZodRawShape> = z.output<z.ZodObject<S>>;
@@ -323,6 +323,37 @@ export function probeFloor(e: Out<typeof PROBE_FLOOR>): FloorSettings {
   if (e.MCP_FLEET_PROBE_DENY) out.deny = e.MCP_FLEET_PROBE_DENY;
   if (e.MCP_FLEET_PROBE_SCHEMES) out.schemes = e.MCP_FLEET_PROBE_SCHEMES;
   return out;
+}
+
+// ── stdio servers (issue 20): what an agent starts ──────────────────────────────────────────────
+
+export interface StdioSettings {
+  /** MCP_FLEET_STDIO_COMMANDS: the programs an agent starts for stdio servers; unset = none. */
+  commands: string[];
+  /** MCP_FLEET_STDIO_ROOT: where a job's `cwd` is resolved; unset = a job naming a cwd is refused. */
+  root: string | undefined;
+  /** MCP_FLEET_STDIO_CONCURRENCY, as written (the CLI checks it with its flag); unset = 2 per core. */
+  concurrency: string | undefined;
+}
+
+export const STDIO = {
+  MCP_FLEET_STDIO_COMMANDS: variable(commaList(), {
+    description: 'the programs an agent may start for stdio servers, comma-separated (unset: none)',
+  }),
+  MCP_FLEET_STDIO_ROOT: variable(raw(), {
+    description: "the directory a stdio server's `cwd` is resolved under (unset: a fleet entry's cwd is refused)",
+  }),
+  MCP_FLEET_STDIO_CONCURRENCY: variable(raw(), {
+    description: 'stdio processes an agent runs at once (default 2 per core)',
+  }),
+};
+
+export function stdio(e: Out<typeof STDIO>): StdioSettings {
+  return {
+    commands: e.MCP_FLEET_STDIO_COMMANDS ?? [],
+    root: e.MCP_FLEET_STDIO_ROOT,
+    concurrency: e.MCP_FLEET_STDIO_CONCURRENCY,
+  };
 }
 
 // ── Retention ───────────────────────────────────────────────────────────────────────────────────

@@ -5,6 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import {
   DEFAULT_SCHEMES,
+  displayCommand,
   isRevision,
   maskedParts,
   parseCidr,
@@ -28,6 +29,7 @@ import {
 } from './fleet-problems';
 import { type Judgement, judgementFields, resolveJudgement } from './judgement';
 import { ScriptStepsSchema, scriptKey } from './script-schema';
+import { type StdioCommand, stdioFields, targetProblems } from './stdio-command';
 
 export { FleetFileError } from './fleet-problems';
 
@@ -83,7 +85,10 @@ export function testKey(t: {
 /** A server as the file defines it: the store's server fields (its ServerInput), all given, plus its tests. */
 export interface ServerDefinition {
   name: string;
+  /** The URL; for a stdio server its command line as shown (`stdio: node server.js`: probe's displayCommand). */
   url: string;
+  /** A stdio server's command (`${NAME}` in env values already expanded); null for an HTTP server. */
+  command: StdioCommand | null;
   /** Request headers, `${NAME}` already expanded by the file's reader. */
   headers: Record<string, string>;
   /** null = every region of the fleet. */
@@ -205,7 +210,9 @@ export const revisionChoice = z
 /** One entry of `servers:`. */
 export const serverEntry = z.strictObject({
   name: serverName,
-  url: newTargetUrl,
+  /** Or `command` (with `args`, `env`, `cwd`): a stdio server; exactly one of the two (targetProblems). */
+  url: newTargetUrl.optional(),
+  ...stdioFields,
   headers: headerMap.default({}),
   regions: z.array(regionName).min(1).optional(),
   interval: duration.optional(),
@@ -424,7 +431,7 @@ function check(
   const problems: FleetProblem[] = [];
   const problem = (path: readonly PropertyKey[], message: string) =>
     problems.push({ at: places.posOf(path), field: fieldName(path), message });
-  const expanded: Record<string, string>[] = [];
+  const expanded: { headers: Record<string, string>; env?: Record<string, string> }[] = [];
   const policy = new TargetPolicy(f.policy);
   const names = new Set<string>();
   const servers = f.servers.map((s, i): ServerDefinition => {
@@ -434,16 +441,30 @@ function check(
     for (const r of s.regions ?? [])
       if (!f.regions.includes(r))
         problem(at('regions'), `"${r}" is not one of the fleet's regions (${f.regions.join(', ')})`);
-    const refused = policy.refusesUrl(new URL(s.url));
-    if (refused) problem(at('url'), refused);
-    const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(s.headers)) {
-      const field = ['servers', i, 'headers', k];
-      if (expand === 'literal') {
-        headers[k] = v;
-        continue;
-      }
-      headers[k] = v.replace(REFERENCE, (reference, name: string) => {
+    // The fleet's boundary for a stdio entry: one target, its keys together (stdio-command.ts).
+    for (const p of targetProblems(s)) problem(at(p.key), p.message);
+    if (s.url !== undefined) {
+      const refused = policy.refusesUrl(new URL(s.url));
+      if (refused) problem(at('url'), refused);
+    }
+    // Surface reads and scripts speak HTTP only for now: refused here, not found failing on an agent.
+    if (s.command !== undefined)
+      s.tests.forEach((t, j) => {
+        if (t.depth === 'surface' || t.depth === 'script')
+          problem(
+            ['servers', i, 'tests', j, 'depth'],
+            `a stdio server's tests are handshake or conformance, not ${t.depth}`,
+          );
+      });
+    // `${NAME}` in header values and in env values (both may be credentials) is the reader's to expand.
+    const expandAll = (from: Record<string, string>, key: 'headers' | 'env') => {
+      const out: Record<string, string> = {};
+      for (const [k, v] of Object.entries(from)) out[k] = expandValue(['servers', i, key, k], v, key === 'headers');
+      return out;
+    };
+    const expandValue = (field: (string | number)[], v: string, isHeader: boolean): string => {
+      if (expand === 'literal') return v;
+      return v.replace(REFERENCE, (reference, name: string) => {
         if (expand === 'refuse') {
           problem(
             field,
@@ -453,12 +474,20 @@ function check(
         }
         const value = expand[name];
         if (value === undefined) problem(field, `the environment variable ${name} is not set`);
-        else if (!headerValue.safeParse(value).success)
+        else if (isHeader && !headerValue.safeParse(value).success)
           problem(field, `the environment variable ${name} holds what a header value cannot carry`);
+        else if (!isHeader && value.includes('\0'))
+          problem(field, `the environment variable ${name} holds a NUL, which no environment value can carry`);
         return value ?? '';
       });
-    }
-    expanded.push(headers);
+    };
+    const headers = expandAll(s.headers, 'headers');
+    const env = s.command === undefined ? undefined : expandAll(s.env ?? {}, 'env');
+    expanded.push({ headers, ...(env ? { env } : {}) });
+    const command: StdioCommand | null =
+      s.command === undefined
+        ? null
+        : { command: s.command, args: s.args ?? [], env: env ?? {}, ...(s.cwd !== undefined ? { cwd: s.cwd } : {}) };
     const tests = s.tests.map(
       (t): TestDefinition => ({
         ...(t.revision === 'newest'
@@ -495,7 +524,8 @@ function check(
     });
     return {
       name: s.name,
-      url: s.url,
+      url: command ? displayCommand(command) : (s.url ?? ''),
+      command,
       headers,
       regions: s.regions ?? null,
       intervalMs,
@@ -508,7 +538,7 @@ function check(
   if (problems.length) throw new FleetFileError(file, problems);
   return {
     definition: { regions: f.regions, servers, policy: f.policy },
-    object: { ...f, servers: f.servers.map((s, i) => ({ ...s, headers: expanded[i]! })) },
+    object: { ...f, servers: f.servers.map((s, i) => ({ ...s, ...expanded[i]! })) },
   };
 }
 

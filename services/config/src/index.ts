@@ -9,3 +9,4 @@ export * from './judgement';
 export * from './probe-floor';
 export * from './roles';
 export * from './script-schema';
+export * from './stdio-command';

@@ -30,12 +30,17 @@ import {
   RETENTION,
   SECRET_KEY,
   type SecretKeySettings,
+  STDIO,
+  type StdioSettings,
   secretKey,
+  stdio,
   TRACING,
   type TracingSettings,
   tracing,
 } from './env-groups';
 import type { FloorSettings } from './probe-floor';
+
+export type { StdioSettings };
 
 /** Where a listener listens. */
 export interface Listen {
@@ -140,6 +145,7 @@ export const controlEnv = roleEnv(
     ...METRICS_TOKEN,
     ...EXPOSURE,
     ...PROBE_FLOOR,
+    ...STDIO,
     ...RETENTION,
     ...MCP_LIMITS,
     ...DATABASE,
@@ -173,6 +179,8 @@ export interface AgentSettings {
   probeFloor: FloorSettings;
   /** MCP_FLEET_SOURCE_ADDRESS (`--source-address` wins): the local IP address probes connect from. */
   sourceAddress: string | undefined;
+  /** stdio servers (issue 20): `--stdio-commands`, `--stdio-root`, `--stdio-concurrency` win over these. */
+  stdio: StdioSettings;
   nats: NatsSettings;
   log: LogSettings;
   tracing: TracingSettings;
@@ -193,6 +201,7 @@ export const agentEnv = roleEnv(
     MCP_FLEET_SOURCE_ADDRESS: variable(ipAddress('MCP_FLEET_SOURCE_ADDRESS'), {
       description: "the local IP address an agent's probes connect from (a multi-homed host)",
     }),
+    ...STDIO,
     ...PROBE_FLOOR,
     ...NATS,
     ...LOG,
@@ -203,6 +212,7 @@ export const agentEnv = roleEnv(
     metrics: { host: e.MCP_FLEET_AGENT_HOST, port: e.MCP_FLEET_AGENT_PORT },
     probeFloor: probeFloor(e),
     sourceAddress: e.MCP_FLEET_SOURCE_ADDRESS,
+    stdio: stdio(e),
     nats: nats(e),
     log: log(e),
     tracing: tracing(e),
@@ -289,6 +299,8 @@ export interface UpSettings {
   dashboardToken: string | undefined;
   exposure: ExposureSettings;
   probeFloor: FloorSettings;
+  /** Its agents' stdio allowlist, root and slots (issue 20): as an agent's. */
+  stdio: StdioSettings;
   retentionDays: number;
   mcpDetectionLimits: { perMinute: number; burst: number };
   traceUrl: string | undefined;
@@ -317,6 +329,7 @@ export const upEnv = roleEnv(
     ...METRICS_TOKEN,
     ...EXPOSURE,
     ...PROBE_FLOOR,
+    ...STDIO,
     ...RETENTION,
     ...MCP_LIMITS,
     ...TRACE_URL,
@@ -339,6 +352,7 @@ export const upEnv = roleEnv(
         e.MCP_FLEET_API_TOKEN?.trim() || auth.tokens?.find((t) => t.scope === 'admin')?.token || undefined,
       exposure: exposure(e, ctx),
       probeFloor: probeFloor(e),
+      stdio: stdio(e),
       retentionDays: e.MCP_FLEET_RUN_RETENTION_DAYS,
       mcpDetectionLimits: mcpDetectionLimits(e),
       traceUrl: e.MCP_FLEET_TRACE_URL,

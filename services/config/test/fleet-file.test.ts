@@ -50,6 +50,7 @@ describe('the fleet file', () => {
     expect(fleet.servers[0]).toEqual({
       name: 'orders',
       url: 'https://orders.example.com/mcp',
+      command: null,
       headers: { Authorization: 'Bearer s3cret' },
       regions: ['eu-west'],
       intervalMs: 60_000,
@@ -184,7 +185,7 @@ policy: { allow: [${allow}] }
 
   it('rejects unknown keys, duplicates, regions outside the fleet and broken YAML', () => {
     expect(problems('servers:\n  - name: x\n    url: https://x.example.com/\n    colour: red\n')).toEqual([
-      'fleet.yaml:4:5: servers[0]: unknown key `colour` (known here: name, url, headers, regions, interval, timeout, tests, detection, quorum, failAfter, confirmAfter, flapWindow, recheck, disagreementAfter, slo)',
+      'fleet.yaml:4:5: servers[0]: unknown key `colour` (known here: name, url, command, args, env, cwd, headers, regions, interval, timeout, tests, detection, quorum, failAfter, confirmAfter, flapWindow, recheck, disagreementAfter, slo)',
     ]);
     expect(
       problems(
@@ -209,7 +210,9 @@ policy: { allow: [${allow}] }
       'fleet.yaml:1:1: (file): unknown key `region`: did you mean `regions`?',
     ]);
     // A key that is simply missing says so, at its mapping.
-    expect(problems('servers:\n  - name: x\n')).toEqual(['fleet.yaml:2:5: servers[0]: `url` is missing']);
+    expect(problems('servers:\n  - name: x\n')).toEqual([
+      'fleet.yaml:2:5: servers[0].url: give `url` (an HTTP server) or `command` (a stdio server)',
+    ]);
   });
 
   it('a duration without its unit says to write one, such as 10s', () => {

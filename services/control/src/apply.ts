@@ -180,6 +180,7 @@ function fields(def: ServerDefinition) {
     name: def.name,
     url: def.url,
     headers: def.headers,
+    command: def.command,
     regions: def.regions,
     intervalMs: def.intervalMs,
     timeoutMs: def.timeoutMs,
@@ -195,6 +196,9 @@ function changesOf(s: Server, def: ServerDefinition): string[] {
   if (s.target !== def.url)
     out.push(s.url === maskUrl(def.url) ? 'url credentials changed' : `url ${s.url} → ${maskUrl(def.url)}`);
   if (!sameHeaders(s.headers, def.headers)) out.push('headers changed');
+  // A stdio server's command line shows in `url`; its env (secrets) and cwd only as "changed".
+  if (!sameHeaders(s.command?.env ?? {}, def.command?.env ?? {})) out.push('env changed');
+  if ((s.command?.cwd ?? null) !== (def.command?.cwd ?? null)) out.push('cwd changed');
   const regions = (r: string[] | null) => (r ? r.join(', ') : 'all');
   if (JSON.stringify(s.regions) !== JSON.stringify(def.regions))
     out.push(`regions ${regions(s.regions)} → ${regions(def.regions)}`);

@@ -15,6 +15,8 @@ export interface ScheduleEntry {
   serverName: string;
   testId: string | null;
   url: string;
+  /** A stdio server's command: its jobs carry it instead of `url` (issue 20). */
+  command?: Job['command'] | null;
   headers: Record<string, string>;
   revision: 'newest' | Revision | null;
   /** Handshake jobs: how deep the test goes (a detection is a handshake-depth job). */
@@ -207,7 +209,8 @@ export class Scheduler {
       serverId: entry.serverId,
       serverName: entry.serverName,
       testId: entry.testId,
-      url: entry.url,
+      // A stdio server's job names its command, an HTTP server's its URL (never both: the bus checks).
+      ...(entry.command ? { command: entry.command } : { url: entry.url }),
       headers: entry.headers,
       revision: entry.revision,
       // A pinned job carries it too: it tells the probe whether the server once spoke the pin.

@@ -23,7 +23,9 @@ import {
   revisionChoice,
   ScriptSchema,
   ScriptStepsSchema,
+  type StdioCommand,
   serverName,
+  stdioFields,
   TEST_DEPTHS,
   targetUrl,
   testInterval,
@@ -161,7 +163,10 @@ const judgement = { ...judgementFields, judgement: judgementEntry.optional() };
 
 export const CreateServer = z.strictObject({
   name: serverName,
-  url: newTargetUrl,
+  /** Or `command` (+ `args`, `env`, `cwd`): a stdio server, exactly one of the two (commandOf). */
+  url: newTargetUrl.optional(),
+  // The API's boundary for a stdio entry: config's schemas, the ones the fleet file is read with.
+  ...stdioFields,
   headers: z.record(z.string(), z.string()).optional(),
   credentialId,
   regions: z.array(regionName).min(1).nullable().default(null),
@@ -175,6 +180,8 @@ export const PatchServer = z.strictObject({
   name: serverName.optional(),
   /** Masked parts (as GET shows them) keep the stored ones, on the same origin only (store's kept-credentials). */
   url: targetUrl.optional(),
+  /** A stdio server's command fields (env values `••••••` keep the stored ones); an HTTP server takes none. */
+  ...stdioFields,
   /** Omitted: the stored headers stay, unless the URL moves to another origin, which drops them. */
   headers: z.record(z.string(), z.string()).optional(),
   credentialId,
@@ -274,4 +281,39 @@ export function storedHeadersCarriedBack(given: Record<string, string>, stored: 
   return (
     names.length === Object.keys(stored).length && names.every((n) => given[n] === URL_MASK && Object.hasOwn(stored, n))
   );
+}
+
+/**
+ * A stdio server's command from a body (issue 20), env values as given, or `••••••` for a stored
+ * one (a GET carried back); `stored` is the server's command on a PATCH. Trust boundary: the
+ * fields were checked by config's schemas (stdioFields); this only puts them together. Errors
+ * name the variable, never its value.
+ */
+export function commandOf(
+  body: {
+    command?: string | undefined;
+    args?: string[] | undefined;
+    env?: Record<string, string> | undefined;
+    cwd?: string | undefined;
+  },
+  stored?: StdioCommand | null,
+): StdioCommand {
+  const command = body.command ?? stored?.command;
+  if (command === undefined) throw new HttpError(400, 'command: give the program a stdio server runs');
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(body.env ?? stored?.env ?? {})) {
+    if (value !== URL_MASK || body.env === undefined) {
+      env[name] = value;
+      continue;
+    }
+    const kept = stored?.env[name];
+    if (kept === undefined)
+      throw new HttpError(400, `env.${name}: ${URL_MASK} stands for a stored value: give the value itself`);
+    // A value moves only with its own program (its seal is bound to it): another program, enter it again.
+    if (stored?.command !== command)
+      throw new HttpError(400, `env.${name}: enter its value again (the command changed)`);
+    env[name] = kept;
+  }
+  const cwd = body.cwd ?? stored?.cwd;
+  return { command, args: body.args ?? stored?.args ?? [], env, ...(cwd !== undefined ? { cwd } : {}) };
 }

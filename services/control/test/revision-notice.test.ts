@@ -1,5 +1,5 @@
 // The revision a job carries, kept by the scheduling control from the database's notices
-// (migration 0011, docs/control-replicas.md): a run written by another control's ingest — here
+// (migration 0012, docs/control-replicas.md): a run written by another control's ingest — here
 // straight into the store, as that control's transaction would — moves the revision this control's
 // next jobs carry, without this control reading anything back per tick. A notice not in the
 // trigger's shape moves nothing. Real parts: Postgres, the in-process bus, a real control.

@@ -25,7 +25,7 @@ export {
 export { DNS_LIMITS, type DnsLimits, DnsLookups, type Resolver, systemDns } from './dns';
 export { type EraMove, eraMove } from './era-move';
 export type { Evidence } from './evidence';
-export { defaultDispatcher, type Exchange, type ReachabilityFailure } from './exchange';
+export { defaultDispatcher, type Exchange, onPipe, type ReachabilityFailure } from './exchange';
 export {
   type Assertion,
   HANDSHAKE_MAX_REQUESTS,

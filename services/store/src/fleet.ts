@@ -11,13 +11,15 @@ import {
   needsReseal,
   SECRET_KEY_ENV,
   SecretKeyError,
+  sealEnv,
   sealHeaders,
   sealUrl,
+  unsealEnv,
   unsealHeaders,
   unsealUrl,
   urlNeedsSeal,
 } from '@mcp-fleet/auth';
-import { type Judgement, storedJudgement } from '@mcp-fleet/config';
+import { type Judgement, type StdioCommand, storedJudgement } from '@mcp-fleet/config';
 import { hasUrlCredentials, isRevision, type Revision, type Script } from '@mcp-fleet/probe';
 import { and, asc, desc, eq, inArray, isNotNull, isNull, sql } from 'drizzle-orm';
 import type { Db } from './db';
@@ -30,6 +32,7 @@ import { eraMoves, servers, testStates, tests } from './schema';
  * unsealed, and its judgement resolved (a stored null, or anything unreadable, reads as the defaults).
  */
 export type Server = Omit<typeof servers.$inferSelect, 'judgement'> & { target: string; judgement: Judgement };
+// `command` on a Server is unsealed (its env in plaintext), as `headers` is.
 /** A server after updateServer: and the stored headers it dropped because its URL moved to another origin. */
 export type UpdatedServer = Server & { headersDropped: string[] };
 export type Test = typeof tests.$inferSelect;
@@ -41,6 +44,11 @@ export interface ServerInput {
   url: string;
   /** Request headers (credentials), already resolved from the environment. */
   headers?: Record<string, string>;
+  /**
+   * A stdio server's command, env in plaintext (sealed here); `url` is then its command line as
+   * shown (probe's displayCommand). null or omitted = an HTTP server.
+   */
+  command?: StdioCommand | null;
   /** null or omitted = every region of the fleet. */
   regions?: string[] | null;
   intervalMs: number;
@@ -94,6 +102,8 @@ export interface ActiveTest {
   target: string;
   /** Plaintext, for the jobs; empty when they cannot be unsealed (see credentialsError). */
   headers: Record<string, string>;
+  /** A stdio server's command, env unsealed, for the jobs; null for an HTTP server (or when it cannot be unsealed). */
+  command: StdioCommand | null;
   /** Why the server's stored credentials cannot be unsealed (wrong key, altered), else null: do not probe it. */
   credentialsError: string | null;
   regions: string[] | null;
@@ -114,8 +124,21 @@ function unsealed(row: Row): Server {
     ...row,
     target: unsealUrl(row.url, row.urlSealed, row.name),
     headers: unsealHeaders(row.headers, row.url, row.name),
+    command: unsealedCommand(row.command, row.name),
     judgement: storedJudgement(row.judgement),
   };
+}
+
+/** A stored command with its env sealed for the database (null stays null). */
+function sealedCommand(command: StdioCommand | null | undefined): StdioCommand | null {
+  if (!command) return null;
+  return { ...command, env: sealEnv(command.env, command.command) };
+}
+
+/** A stored command with its env unsealed. Throws SecretKeyError / CredentialsUnreadableError. */
+function unsealedCommand(stored: StdioCommand | null, server: string): StdioCommand | null {
+  if (!stored) return null;
+  return { ...stored, env: unsealEnv(stored.env ?? {}, stored.command, server) };
 }
 
 /** Active servers, credentials unsealed (throws when one cannot be: see sealStoredCredentials). */
@@ -156,6 +179,7 @@ export async function createServer(db: Db, input: ServerInput): Promise<Server> 
   keptUrl(null, input.url);
   const url = sealUrl(input.url);
   const sealed = sealHeaders(headers, input.url);
+  const command = sealedCommand(input.command);
   try {
     const [row] = await db
       .insert(servers)
@@ -163,6 +187,7 @@ export async function createServer(db: Db, input: ServerInput): Promise<Server> 
         name: input.name,
         ...url,
         headers: sealed,
+        command,
         regions: input.regions ?? null,
         intervalMs: input.intervalMs,
         timeoutMs: input.timeoutMs,
@@ -171,7 +196,13 @@ export async function createServer(db: Db, input: ServerInput): Promise<Server> 
         judgement: input.judgement ?? null,
       })
       .returning();
-    return { ...row!, target: input.url, headers, judgement: storedJudgement(row!.judgement) };
+    return {
+      ...row!,
+      target: input.url,
+      headers,
+      command: input.command ?? null,
+      judgement: storedJudgement(row!.judgement),
+    };
   } catch (err) {
     throw serverError(err, input.name);
   }
@@ -192,6 +223,7 @@ export async function updateServer(db: Db, id: string, patch: ServerPatch): Prom
   if (patch.detectionIntervalMs !== undefined) set.detectionIntervalMs = patch.detectionIntervalMs;
   if (patch.source !== undefined) set.source = patch.source;
   if (patch.judgement !== undefined) set.judgement = patch.judgement;
+  if (patch.command !== undefined) set.command = sealedCommand(patch.command);
   const write = async (tx: Db): Promise<UpdatedServer | null> => {
     let headersDropped: string[] = [];
     if (patch.headers !== undefined || patch.url !== undefined) {
@@ -259,11 +291,18 @@ export async function sealStoredCredentials(db: Db): Promise<SealReport> {
       .select()
       .from(servers)
       // A URL can carry credentials only with `@` or `?`: the probe's rule (hasUrlCredentials) decides.
-      .where(sql`${servers.headers} <> '{}'::jsonb or ${servers.urlSealed} is not null or ${servers.url} ~ '[@?]'`)
+      // A stdio server's env values are sealed like header values (issue 20), rotated with them.
+      .where(
+        sql`${servers.headers} <> '{}'::jsonb or ${servers.urlSealed} is not null or ${servers.url} ~ '[@?]' or coalesce(${servers.command}->'env', '{}'::jsonb) <> '{}'::jsonb`,
+      )
       .orderBy(asc(servers.name))
       .for('update');
     const rows = candidates.filter(
-      (r) => Object.keys(r.headers).length > 0 || r.urlSealed !== null || hasUrlCredentials(r.url),
+      (r) =>
+        Object.keys(r.headers).length > 0 ||
+        r.urlSealed !== null ||
+        hasUrlCredentials(r.url) ||
+        Object.keys(r.command?.env ?? {}).length > 0,
     );
     const report: SealReport = { resealed: [], unreadable: [] };
     if (rows.length === 0) return report;
@@ -278,9 +317,11 @@ export async function sealStoredCredentials(db: Db): Promise<SealReport> {
     for (const row of rows) {
       let plain: Record<string, string>;
       let target: string;
+      let env: Record<string, string> = {};
       try {
         target = unsealUrl(row.url, row.urlSealed, row.name, keyring);
         plain = unsealHeaders(row.headers, row.url, row.name, keyring);
+        if (row.command) env = unsealEnv(row.command.env ?? {}, row.command.command, row.name, keyring);
       } catch (err) {
         report.unreadable.push({ id: row.id, name: row.name, retired: row.retiredAt !== null, reason: message(err) });
         continue;
@@ -288,6 +329,8 @@ export async function sealStoredCredentials(db: Db): Promise<SealReport> {
       const set: Partial<typeof servers.$inferInsert> = {};
       if (urlNeedsSeal(row.url, row.urlSealed, keyring)) Object.assign(set, sealUrl(target, keyring));
       if (needsReseal(row.headers, keyring)) set.headers = sealHeaders(plain, target, keyring);
+      if (row.command && needsReseal(row.command.env ?? {}, keyring))
+        set.command = { ...row.command, env: sealEnv(env, row.command.command, keyring) };
       if (Object.keys(set).length === 0) continue;
       await tx.update(servers).set(set).where(eq(servers.id, row.id));
       report.resealed.push(row.name);
@@ -420,6 +463,7 @@ export async function listActiveTests(db: Db, serverId?: string): Promise<Active
       url: servers.url,
       urlSealed: servers.urlSealed,
       headers: servers.headers,
+      storedCommand: servers.command,
       regions: servers.regions,
       intervalMs: servers.intervalMs,
       timeoutMs: servers.timeoutMs,
@@ -436,13 +480,15 @@ export async function listActiveTests(db: Db, serverId?: string): Promise<Active
     .innerJoin(servers, eq(servers.id, tests.serverId))
     .where(and(isNull(tests.retiredAt), isNull(servers.retiredAt), serverId ? eq(tests.serverId, serverId) : undefined))
     .orderBy(asc(servers.name), asc(tests.createdAt), asc(tests.id));
-  return rows.map(({ urlSealed, ...r }) => {
+  return rows.map(({ urlSealed, storedCommand, ...r }) => {
     let headers: Record<string, string> = {};
     let target = r.url;
+    let command: StdioCommand | null = null;
     let credentialsError: string | null = null;
     try {
       target = unsealUrl(r.url, urlSealed, r.serverName);
       headers = unsealHeaders(r.headers, r.url, r.serverName);
+      command = unsealedCommand(storedCommand, r.serverName);
     } catch (err) {
       // One server whose credentials cannot be unsealed must not stop the others being probed.
       credentialsError = message(err);
@@ -451,6 +497,7 @@ export async function listActiveTests(db: Db, serverId?: string): Promise<Active
       ...r,
       target,
       headers,
+      command,
       credentialsError,
       currentRevisions: r.currentRevisions ?? {},
       judgement: storedJudgement(r.judgement),

@@ -1,4 +1,4 @@
-// A test's current revision in a region, told as it moves: migration 0011's trigger sends a NOTIFY
+// A test's current revision in a region, told as it moves: migration 0012's trigger sends a NOTIFY
 // on this channel when a run's transaction moves it (or makes a region's first state), so the
 // scheduling control, listening on its lease session, keeps the revision every job carries
 // whichever control ingested the run (docs/control-replicas.md).

@@ -1,6 +1,6 @@
 // The database: the fleet (servers, tests), what happened to it (runs, detections, era moves),
 // and who watches it (agents). One schema for Postgres and embedded PGlite.
-import type { Judgement } from '@mcp-fleet/config';
+import type { Judgement, StdioCommand } from '@mcp-fleet/config';
 import { sql } from 'drizzle-orm';
 import {
   bigint,
@@ -59,6 +59,13 @@ export const servers = pgTable(
      * when its headers were given directly. The copy in `headers` is what probes send.
      */
     credentialId: uuid('credential_id').references(() => credentials.id),
+    /**
+     * A stdio server's command (issue 20): program, args, cwd as given and each env value sealed
+     * like a header value (auth's sealEnv, bound to the program and the variable); null for an
+     * HTTP server. `url` then holds the command line as shown (`stdio: node server.js`), so every
+     * page that shows a server's target shows it without knowing about stdio. Read it through fleet.ts.
+     */
+    command: jsonb('command').$type<StdioCommand>(),
     /** Regions that probe it; null = every region of the fleet. */
     regions: text('regions').array(),
     intervalMs: integer('interval_ms').notNull(),

@@ -180,6 +180,42 @@ describe.each(BACKENDS)('stored credentials on %s', (_name, make) => {
     await store.db.update(servers).set({ retiredAt: new Date() }).where(eq(servers.id, s.id));
   });
 
+  it("a stdio server's env values (issue 20): sealed like headers, bound to the program, moved to a new key at start", async () => {
+    const a = key();
+    const b = key();
+    useKeyring(ringOf(a));
+    const command = { command: 'node', args: ['server.js'], env: { API_KEY: 'env-planted-7', MODE: 'test' } };
+    const s = await createServer(store.db, {
+      name: name(),
+      url: 'stdio: node server.js',
+      command,
+      intervalMs: 60_000,
+      timeoutMs: 10_000,
+    });
+    const stored = async () =>
+      (await store.db.select({ command: servers.command }).from(servers).where(eq(servers.id, s.id)))[0]!.command!;
+    expect((await stored()).env.API_KEY).toMatch(ENVELOPE);
+    expect(JSON.stringify(await stored())).not.toContain('planted');
+    expect((await getServer(store.db, s.id))!.command).toEqual(command);
+    await createTest(store.db, { serverId: s.id, mode: 'newest' });
+    expect((await listActiveTests(store.db, s.id))[0]).toMatchObject({ command, credentialsError: null });
+    // A seal moved to another program does not unseal (the job would go without its env: not probed).
+    const moved = await stored();
+    await store.db
+      .update(servers)
+      .set({ command: { ...moved, command: 'python3' } })
+      .where(eq(servers.id, s.id));
+    expect((await listActiveTests(store.db, s.id))[0]!.credentialsError).toMatch(/env "(API_KEY|MODE)" of server/);
+    await store.db.update(servers).set({ command: moved }).where(eq(servers.id, s.id));
+    // A new key: start re-seals the env under it.
+    useKeyring(ringOf(b, [a]));
+    expect((await sealStoredCredentials(store.db)).resealed).toContain(s.name);
+    expect(sealedBy((await stored()).env.API_KEY!)).toBe(keyId(b));
+    useKeyring(ringOf(b));
+    expect((await getServer(store.db, s.id))!.command?.env).toEqual(command.env);
+    await store.db.update(servers).set({ retiredAt: new Date() }).where(eq(servers.id, s.id));
+  });
+
   it('without a key: no credentials are stored in the clear, and start refuses while any are stored', async () => {
     useKeyring(null);
     await expect(make1({ Authorization: 'Bearer nokey-planted' })).rejects.toThrow(SecretKeyError);

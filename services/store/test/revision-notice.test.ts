@@ -1,4 +1,4 @@
-// A test's current revision told as it moves (migration 0011's trigger, revision-notice.ts): a
+// A test's current revision told as it moves (migration 0012's trigger, revision-notice.ts): a
 // session LISTENing on the channel, as the scheduling control's lease session does, hears each move
 // and each region's first revision once its transaction commits — from either ingest path — and
 // nothing for the runs that move nothing. And a hostile NOTIFY on the channel is not a move.

@@ -10,6 +10,7 @@ import { assertFree, inUse, type Listener } from '../in-use';
 import { probeFloor } from '../probe-floor';
 import { untilSignal } from '../signals';
 import { sourceAddressFlag } from '../source-address';
+import { stdioAgentOptions } from '../stdio-agents';
 import { EXIT, UsageError } from '../usage';
 
 const OPTIONS = {
@@ -22,6 +23,9 @@ const OPTIONS = {
   deny: { type: 'string' },
   schemes: { type: 'string' },
   'source-address': { type: 'string' },
+  'stdio-commands': { type: 'string' },
+  'stdio-root': { type: 'string' },
+  'stdio-concurrency': { type: 'string' },
 } as const;
 
 /** `agent --region <name>`: a regional probe agent on its own, pulling jobs from NATS. */
@@ -37,6 +41,8 @@ export async function agentCommand(args: string[], out: (s: string) => void): Pr
   const floor = probeFloor(settings.probeFloor, { allow: values.allow, deny: values.deny, schemes: values.schemes });
   // Where its probes connect from (a multi-homed host): the flag wins over MCP_FLEET_SOURCE_ADDRESS.
   const sourceAddress = sourceAddressFlag(values['source-address'] ?? settings.sourceAddress);
+  // stdio servers: only the programs this agent's own allowlist names (default none); each flag wins over its variable.
+  const stdio = stdioAgentOptions(settings.stdio, values);
   const busOptions = settings.nats;
   if (!busOptions.natsUrl)
     throw new UsageError(
@@ -89,6 +95,7 @@ export async function agentCommand(args: string[], out: (s: string) => void): Pr
       ackWaitMs,
       probeFloor: floor,
       ...(sourceAddress ? { sourceAddress } : {}),
+      ...stdio,
     });
   } catch (err) {
     const taken = inUse(err, listeners);

@@ -27,6 +27,7 @@ import { plural } from '../plural';
 import { probeFloor } from '../probe-floor';
 import { untilSignal } from '../signals';
 import { sourceAddressesFlag } from '../source-address';
+import { stdioAgentOptions } from '../stdio-agents';
 import { storeOptions } from '../store-options';
 import { columns } from '../table';
 import { EXIT, UsageError } from '../usage';
@@ -177,7 +178,8 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
         mcpDetectionLimits: settings.mcpDetectionLimits,
         probeFloor: floor,
       },
-      agents: { metricsPort: agentPort, probeFloor: floor, ...sources },
+      // Its agents start only the stdio programs MCP_FLEET_STDIO_COMMANDS names (default none).
+      agents: { metricsPort: agentPort, probeFloor: floor, ...sources, ...stdioAgentOptions(settings.stdio) },
       // Loaded only when on: Next.js takes seconds to import, which no other verb should pay.
       ...(values['no-dashboard']
         ? {}

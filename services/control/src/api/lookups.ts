@@ -47,6 +47,15 @@ export async function serverDetail(db: Db, id: string) {
     judgement: judgementFileForm(server.judgement),
     // Header names only, values masked: credentials never leave through the API.
     headers: Object.fromEntries(Object.keys(server.headers).map((k) => [k, '••••••'])),
+    // A stdio server's command: env names only, values masked like header values (they may be secrets).
+    ...(server.command
+      ? {
+          command: server.command.command,
+          args: server.command.args,
+          env: Object.fromEntries(Object.keys(server.command.env).map((k) => [k, '••••••'])),
+          ...(server.command.cwd !== undefined ? { cwd: server.command.cwd } : {}),
+        }
+      : {}),
     detection: await latestDetection(db, id),
   };
 }

@@ -2,8 +2,15 @@
 // A server may take its headers from a named credential (`credentialId`, issue 18): copied into its
 // own sealed headers (what its jobs send, as before), for the credential's origin only.
 
-import { DEFAULT_INTERVAL_MS, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, MIN_INTERVAL_MS, testKey } from '@mcp-fleet/config';
-import { isRevision, type Revision } from '@mcp-fleet/probe';
+import {
+  DEFAULT_INTERVAL_MS,
+  DEFAULT_TIMEOUT_MS,
+  MAX_TIMEOUT_MS,
+  MIN_INTERVAL_MS,
+  targetProblems,
+  testKey,
+} from '@mcp-fleet/config';
+import { displayCommand, isRevision, type Revision } from '@mcp-fleet/probe';
 import {
   createServer,
   createTest,
@@ -19,7 +26,15 @@ import {
   updateServer,
 } from '@mcp-fleet/store';
 import { HttpError, parseBody, type Router } from '../http';
-import { CreateServer, headersOf, judgementOf, PatchServer, storedHeadersCarriedBack, timingOf } from '../server-body';
+import {
+  CreateServer,
+  commandOf,
+  headersOf,
+  judgementOf,
+  PatchServer,
+  storedHeadersCarriedBack,
+  timingOf,
+} from '../server-body';
 import type { ApiContext } from './context';
 import { requestHeaders } from './credentials';
 import { liveServer, serverDetail, serverOr404 } from './lookups';
@@ -38,9 +53,16 @@ export function serverRoutes(router: Router, ctx: ApiContext, probes: OwnProbes)
     .on('POST', '/api/servers', async (req) => {
       const body = parseBody(CreateServer, req.body);
       checkRegions(body.regions);
-      checkTarget(body.url, ctx.policy());
+      // The API's boundary for the target: a URL or a command, exactly one, each with its own keys.
+      const problem = targetProblems({ ...body, ...(body.credentialId ? { headers: { credential: '' } } : {}) })[0];
+      if (problem) throw new HttpError(400, `${problem.key}: ${problem.message}`);
+      // A stdio server: control never starts it (agents do, under their own allowlists), so no pin runs here first.
+      const command = body.command !== undefined ? commandOf(body) : null;
+      if (command) checkStdioTests(body.tests);
+      const url = command ? displayCommand(command) : body.url!;
+      if (!command) checkTarget(url, ctx.policy());
       // Before any probe (a pin's first run): a credential off the URL's origin is refused here.
-      const headers = body.credentialId ? await requestHeaders(ctx.db, body.url, body) : headersOf(body.headers ?? {});
+      const headers = body.credentialId ? await requestHeaders(ctx.db, url, body) : headersOf(body.headers ?? {});
       const given = timingOf(body);
       const intervalMs = given.intervalMs ?? DEFAULT_INTERVAL_MS;
       const timeoutMs = given.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -54,12 +76,13 @@ export function serverRoutes(router: Router, ctx: ApiContext, probes: OwnProbes)
         throw new HttpError(400, 'tests: a revision is listed twice at the same depth');
       for (const t of body.tests) checkTestTiming(t, timeoutMs);
       for (const t of body.tests)
-        if (isRevision(t.revision)) await probes.runPinFirst(body.url, headers, timeoutMs, t.revision);
+        if (!command && isRevision(t.revision)) await probes.runPinFirst(url, headers, timeoutMs, t.revision);
       try {
         const server = await ctx.db.transaction(async (tx) => {
           const s = await createServer(tx, {
             name: body.name,
-            url: body.url,
+            url,
+            command,
             headers,
             regions: body.regions,
             intervalMs,
@@ -99,8 +122,21 @@ export function serverRoutes(router: Router, ctx: ApiContext, probes: OwnProbes)
     })
     .on('PATCH', '/api/servers/:id', async (req) => {
       const server = await liveServer(ctx.db, req.params.id!);
-      const body = parseBody(PatchServer, req.body);
+      // GET shows a stdio server's `url` as its command line: carried back, it changes nothing.
+      const raw = req.body as Record<string, unknown> | null;
+      const carried =
+        server.command && raw && typeof raw === 'object' && raw.url === server.url ? { ...raw, url: undefined } : raw;
+      const body = parseBody(PatchServer, carried);
       checkRegions(body.regions);
+      // The API's boundary: a server stays what it is, HTTP or stdio (a new transport is a new server).
+      const stdioKeys = (['command', 'args', 'env', 'cwd'] as const).filter((k) => body[k] !== undefined);
+      if (!server.command && stdioKeys.length)
+        throw new HttpError(400, `${stdioKeys[0]}: an HTTP server takes no command: add a stdio server instead`);
+      // (GET shows a stdio server's headers as `{}`: carried back, they say nothing.)
+      const givenHeaders = body.headers !== undefined && Object.keys(body.headers).length > 0;
+      if (server.command && (body.url !== undefined || givenHeaders || body.credentialId))
+        throw new HttpError(400, 'url: a stdio server takes command, args, env and cwd, not a URL or headers');
+      const command = server.command && stdioKeys.length ? commandOf(body, server.command) : undefined;
       if (body.url) checkTarget(body.url, ctx.policy());
       // GET's masks carried back stand for the stored headers: nothing given, the link stays.
       const carriedBack = body.headers !== undefined && storedHeadersCarriedBack(body.headers, server.headers);
@@ -134,7 +170,8 @@ export function serverRoutes(router: Router, ctx: ApiContext, probes: OwnProbes)
         .transaction(async (tx) => {
           const done = await updateServer(tx, server.id, {
             name: body.name,
-            url: body.url,
+            url: command ? displayCommand(command) : body.url,
+            ...(command ? { command } : {}),
             headers,
             regions: body.regions,
             intervalMs,
@@ -185,6 +222,13 @@ export function serverRoutes(router: Router, ctx: ApiContext, probes: OwnProbes)
 /** A server as GET /api/servers/:id shows it, with the credential its headers came from (id and name, never a value). */
 async function detail(db: Db, id: string) {
   return { ...(await serverDetail(db, id)), ...(await serverCredential(db, id)) };
+}
+
+/** A stdio server's tests open conversations (handshake, conformance); surface reads and scripts speak HTTP only. */
+export function checkStdioTests(tests: readonly { depth: string }[]): void {
+  for (const t of tests)
+    if (t.depth === 'surface' || t.depth === 'script')
+      throw new HttpError(400, `tests: a stdio server's tests are handshake or conformance, not ${t.depth}`);
 }
 
 /** A test's own interval leaves room for its run: at least its server's timeout. */

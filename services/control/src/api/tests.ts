@@ -10,7 +10,7 @@ import { scriptOfWrite, testIntervalOf, testWrite } from '../server-body';
 import type { ApiContext } from './context';
 import { liveServer, serverDetail, serverOr404, uuid } from './lookups';
 import type { OwnProbes } from './own-probes';
-import { checkTestTiming } from './servers';
+import { checkStdioTests, checkTestTiming } from './servers';
 
 const CreateTest = testWrite;
 /** Only the interval changes in place: another revision or depth is another test (its own history). */
@@ -41,7 +41,9 @@ export function testRoutes(router: Router, ctx: ApiContext, probes: OwnProbes): 
           409,
           `the server already has a ${body.revision} ${body.depth} test${given.script ? ' with these steps' : ''}`,
         );
-      if (isRevision(body.revision))
+      if (server.command) checkStdioTests([body]);
+      // Control never starts a stdio server (agents do, under their own allowlists): no first run here.
+      if (isRevision(body.revision) && !server.command)
         await probes.runPinFirst(server.target, server.headers, server.timeoutMs, body.revision, server.id);
       const test = await createTest(ctx.db, {
         ...(body.revision === 'newest'
