@@ -3,7 +3,7 @@
 import { availableParallelism } from 'node:os';
 import { columns } from '../../table';
 import { limitingResource, type PassResult, type Quantiles } from './result';
-import { type Config, round } from './settings';
+import { type Config, GOAL_JOBS_PER_S, round } from './settings';
 
 const pair = (q: Quantiles) => (q.n ? `${Math.round(q.p50)} / ${Math.round(q.p99)}` : '-');
 const trio = (q: Quantiles) => (q.n ? `${Math.round(q.p50)} / ${Math.round(q.p99)} / ${Math.round(q.max)}` : '-');
@@ -85,7 +85,7 @@ export function printTables(cfg: Config, passes: PassResult[], load: { start: nu
   out.push(
     '',
     best
-      ? `Highest sustained rate: ${best.targetPerS} jobs/s (every ${best.intervalS} s), ${round(best.targetPerS / (10_000 / 60))}× the goal of 167 jobs/s`
+      ? `Highest sustained rate: ${best.targetPerS} jobs/s (every ${best.intervalS} s), ${round(best.targetPerS / GOAL_JOBS_PER_S)}× the goal of ${GOAL_JOBS_PER_S} jobs/s`
       : 'No pass was sustained.',
   );
   process.stdout.write(`${out.join('\n')}\n`);
