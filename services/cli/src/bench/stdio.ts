@@ -5,12 +5,12 @@
 // own process). Per cell: runs/s, p50/p99, the prober's CPU per run (this process), the servers'
 // CPU per run (reaped children), and this process's peak RSS; with the load average, as the
 // machine is shared.
-import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { stdioServer } from '@mcp-fleet/fleet-sim';
 import { type CommandSpec, handshake, isPassing, type RevisionChoice } from '@mcp-fleet/probe';
 import { columns } from '../table';
 import { runLoad } from './load';
+import { reapedChildrenCpuMicros } from './reaped-cpu';
 import { startSimProcess } from './sim-process-client';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -32,15 +32,6 @@ const CASES: Case[] = [
   { era: 'modern', revision: '2026-07-28', stdio: stdioServer('v2'), http: 'modern', sdk: 'SDK 2.4' },
   { era: 'modern', revision: 'newest', stdio: stdioServer('v2'), http: 'modern', sdk: 'SDK 2.4' },
 ];
-
-/** CPU of this process's reaped children (utime + stime of waited-for children), in µs. */
-function childrenCpuMicros(): number {
-  const stat = readFileSync('/proc/self/stat', 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // After "state": ppid … cutime is field 16 and cstime 17 of stat, i.e. index 13 and 14 here.
-  const ticks = Number(fields[13]) + Number(fields[14]);
-  return (ticks * 1_000_000) / 100; // USER_HZ is 100 on Linux
-}
 
 async function main(): Promise<void> {
   const sim = await startSimProcess();
@@ -83,10 +74,10 @@ async function main(): Promise<void> {
         const sampler = setInterval(() => {
           peakRss = Math.max(peakRss, process.memoryUsage().rss);
         }, 50);
-        const children0 = childrenCpuMicros();
+        const children0 = reapedChildrenCpuMicros();
         const stdio = await runLoad(overStdio, { concurrency, seconds: SECONDS });
         clearInterval(sampler);
-        const serverCpu = Math.round((childrenCpuMicros() - children0) / Math.max(1, stdio.operations));
+        const serverCpu = Math.round((reapedChildrenCpuMicros() - children0) / Math.max(1, stdio.operations));
         const perRun = Math.round((processes / Math.max(1, stdio.operations)) * 10) / 10;
         const ratio = Math.round((stdio.p50Ms / Math.max(0.01, http.p50Ms)) * 10) / 10;
         const mib = Math.round(peakRss / 1024 / 1024);
