@@ -308,7 +308,16 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
   const heartbeats = startHeartbeats({
     bus,
     everyMs: opts.heartbeatMs ?? 10_000,
-    beat: () => ({ agent: id, region, version, inFlight: working.size, startedAt, at: new Date().toISOString() }),
+    beat: () => ({
+      agent: id,
+      region,
+      version,
+      inFlight: working.size,
+      startedAt,
+      at: new Date().toISOString(),
+      // What control may let a stdio server name in this region (issue 20): only what this agent would start.
+      stdioCommands: stdioGate.runnable,
+    }),
     onError: (err) => log.warn({ err }, 'heartbeat not published'),
   });
   log.info({ concurrency, metricsUrl: http ? `${http.url}/metrics` : null }, 'agent started');

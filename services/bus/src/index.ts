@@ -9,6 +9,7 @@ export {
   encodeMessage,
   HandshakeRunSchema,
   type Heartbeat,
+  HEARTBEAT_STDIO_BOUNDS,
   HeartbeatSchema,
   InvalidMessageError,
   type Job,
