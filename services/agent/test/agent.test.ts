@@ -168,6 +168,30 @@ describe('jobs in, results out', () => {
   });
 });
 
+describe("heartbeats' stdio commands (issue 20)", () => {
+  it('name what this agent would start: its allowlist as found at start, not a name it could not find', async () => {
+    const h = await harness();
+    const beats: Heartbeat[] = [];
+    h.bus.onHeartbeat((b) => beats.push(b));
+    await h.start({
+      heartbeatMs: 100,
+      stdioCommands: [process.execPath, 'no-such-program-here'],
+      stdioPath: '/nonexistent',
+    });
+    await waitFor('a heartbeat', () => beats.length >= 1);
+    expect(beats[0]!.stdioCommands).toEqual([process.execPath]);
+  });
+
+  it('name none for an agent without an allowlist (the default)', async () => {
+    const h = await harness();
+    const beats: Heartbeat[] = [];
+    h.bus.onHeartbeat((b) => beats.push(b));
+    await h.start({ heartbeatMs: 100 });
+    await waitFor('a heartbeat', () => beats.length >= 1);
+    expect(beats[0]!.stdioCommands).toEqual([]);
+  });
+});
+
 describe('/metrics', () => {
   it('serves handshake, era move, downgrade, detection, job and process series with bounded labels', async () => {
     const h = await harness();
