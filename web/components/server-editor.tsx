@@ -322,7 +322,11 @@ export function ServerEditor({
             {tests.includes(r.revision) && <DepthSelect revision={r.revision} depths={depths} onChange={setDepths} />}
           </div>
         ))}
-        <p className="help">Saving a pinned test runs it once first; it is saved only if it passes.</p>
+        <p className="help">
+          {mode === 'url'
+            ? 'Saving a pinned test runs it once first; it is saved only if it passes.'
+            : 'A stdio server’s pinned test is not tried first: control never starts a command, its agents do.'}
+        </p>
         <p className="help">
           Depth: a handshake opens a conversation at the revision; conformance opens it, then runs the checks a client
           on that era relies on (MUST and SHOULD rules, bad-input probes), every 15 minutes by default. Both makes two
@@ -363,7 +367,11 @@ export function ServerEditor({
       )}
       <div className="row">
         <button type="submit" className="primary" disabled={saving || blocked}>
-          {saving ? (tests.some((t) => t !== 'newest') ? 'Saving (running the pinned tests)…' : 'Saving…') : 'Save'}
+          {saving
+            ? mode === 'url' && tests.some((t) => t !== 'newest')
+              ? 'Saving (running the pinned tests)…'
+              : 'Saving…'
+            : 'Save'}
         </button>
       </div>
     </form>

@@ -5,7 +5,7 @@
 // server), the built dashboard as its own process, Debian's Chromium.
 import { stdioServer } from '@mcp-fleet/fleet-sim';
 import { startTestMonitor, type TestMonitor } from '@mcp-fleet/monitor/testing';
-import type { ServerOverview } from '@mcp-fleet/store';
+import { getServer, type ServerOverview } from '@mcp-fleet/store';
 import { waitFor } from '@mcp-fleet/testkit';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -110,4 +110,29 @@ describe("the editor's Command mode", () => {
       30_000,
     );
   }, 90_000);
+
+  it('edits a stdio server as one: its command shown, a blank env value keeps the stored one', async () => {
+    const added = (await servers()).find((s) => s.name === 'stdio-added')!;
+    await page.goto(`${web.url}/servers/${added.id}/edit`);
+    // No URL/Command switch: a server stays what it is.
+    expect(await page.getByRole('button', { name: 'Command' }).count()).toBe(0);
+    await expect.poll(() => page.locator('select[name=command]').inputValue()).toBe(NODE);
+    expect(await page.locator('textarea[name=args]').inputValue()).toBe(v2.args.join('\n'));
+    expect(await page.getByLabel('Variable', { exact: true }).inputValue()).toBe('SIM_NOTE');
+    // The value never comes to the browser.
+    expect(await page.getByLabel('Value', { exact: true }).inputValue()).toBe('');
+    expect(await page.content()).not.toContain('from-the-editor');
+    await page.getByLabel('Interval').fill('3s');
+    await save().click();
+    await page.waitForURL(/\/servers\/[0-9a-f-]{36}$/, { timeout: 20_000 }).catch(async (err) => {
+      const alert = await page
+        .locator('form p[role=alert]')
+        .textContent()
+        .catch(() => null);
+      throw new Error(`${err.message}\nthe form said: ${alert}\n${web.output()}`);
+    });
+    const stored = await getServer(m.store.db, added.id);
+    expect(stored).toMatchObject({ intervalMs: 3_000, command: { command: NODE, args: v2.args } });
+    expect(stored?.command?.env).toEqual({ SIM_NOTE: 'from-the-editor' });
+  }, 60_000);
 });
