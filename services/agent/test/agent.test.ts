@@ -182,6 +182,18 @@ describe("heartbeats' stdio commands (issue 20)", () => {
     expect(beats[0]!.stdioCommands).toEqual([process.execPath]);
   });
 
+  it('stay within the bus bounds however long the allowlist: the rest still run, and the log says so', async () => {
+    const h = await harness();
+    const beats: Heartbeat[] = [];
+    h.bus.onHeartbeat((b) => beats.push(b));
+    // Absolute paths are taken as given: 70 of them, and one longer than a heartbeat may carry.
+    const paths = [`/${'x'.repeat(5_000)}`, ...Array.from({ length: 70 }, (_, i) => `/opt/mcp/bin/server-${i}`)];
+    await h.start({ heartbeatMs: 100, stdioCommands: paths });
+    await waitFor('a heartbeat', () => beats.length >= 1);
+    expect(beats[0]!.stdioCommands).toEqual(paths.slice(1, 65));
+    expect(h.logs.join('\n')).toMatch(/heartbeats name only 64 of the 71 commands/);
+  });
+
   it('name none for an agent without an allowlist (the default)', async () => {
     const h = await harness();
     const beats: Heartbeat[] = [];
