@@ -123,7 +123,11 @@ export function ServerEditor({
   // The regions the server runs in (none ticked: all), and what some live agent of them allows.
   const chosenRegions = regions.length ? regions : fleetRegions;
   const allowed = [...new Set(chosenRegions.flatMap((r) => stdioCommands[r] ?? []))].sort();
-  const blocked = mode === 'command' && !commandAllowed(command, allowed);
+  // A stored stdio server left on its command and regions can still be saved (control refuses only a
+  // change of either), so its interval can change while its agents are down.
+  const unmoved =
+    initial.command?.command === command.command && JSON.stringify(initial.regions) === JSON.stringify(regions);
+  const blocked = mode === 'command' && !commandAllowed(command, allowed) && !unmoved;
 
   const submit = (e: React.FormEvent) => {
     e.preventDefault();

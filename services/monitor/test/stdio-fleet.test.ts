@@ -223,6 +223,13 @@ describe("the API's server body", () => {
     const patched = await api(`/api/servers/${ok.body.server.id}`, { method: 'PATCH', json: { command: '/bin/sh' } });
     expect(patched.status, patched.text).toBe(400);
     expect(patched.body.error).toMatch(/^command: no live agent/);
+    // One whose command no agent allows (the file's) may still change anything else, not move regions.
+    const refusedId = await serverId('stdio-refused');
+    const timing = await api(`/api/servers/${refusedId}`, { method: 'PATCH', json: { interval: '4s' } });
+    expect(timing.status, timing.text).toBe(200);
+    const moved = await api(`/api/servers/${refusedId}`, { method: 'PATCH', json: { regions: ['eu-west'] } });
+    expect(moved.status, moved.text).toBe(400);
+    expect(moved.body.error).toMatch(/^command: no live agent of region eu-west allows "\/bin\/sh"/);
   });
 
   it('applies a fleet file naming such a command, with a warning in its summary (agents may start later)', async () => {

@@ -150,8 +150,11 @@ export function serverRoutes(router: Router, ctx: ApiContext, probes: OwnProbes)
       if (server.command && (body.url !== undefined || givenHeaders || body.credentialId))
         throw new HttpError(400, 'url: a stdio server takes command, args, env and cwd, not a URL or headers');
       const command = server.command && stdioKeys.length ? commandOf(body, server.command) : undefined;
-      // A new command, or the same one sent to other regions, must be one some agent there starts.
-      if (server.command && (body.command !== undefined || body.regions !== undefined))
+      // A new command, or the same one sent to other regions, must be one some agent there starts; a
+      // change of anything else (its interval while its agents are down, say) is not refused for it.
+      const movesRegions =
+        body.regions !== undefined && JSON.stringify(body.regions) !== JSON.stringify(server.regions);
+      if (server.command && ((command && command.command !== server.command.command) || movesRegions))
         await checkStdioAllowed(
           command?.command ?? server.command.command,
           body.regions !== undefined ? body.regions : server.regions,
