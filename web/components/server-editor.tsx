@@ -3,9 +3,11 @@
 // docs/protocol.md#detection-in-the-editor): after a 1.5 s pause, at once on paste or leaving the
 // field, again when a credential changes; never while an existing server's URL is untouched. Then
 // it offers Newest supported or pinned revisions, each at a depth: a handshake, or the conformance
-// checks of the era it negotiates.
+// checks of the era it negotiates. A new server is a URL (HTTP) or a Command (stdio, issue 20:
+// command-fields.tsx); an existing one stays what it is.
 import { useCallback, useEffect, useRef, useState, useTransition } from 'react';
 import { type Depth, type DetectAnswer, detectProtocol, type HeaderInput, saveServer } from '../app/servers/actions';
+import { argList, CommandFields, type CommandState, commandAllowed } from './command-fields';
 import { DetectionCause, type DetectionEntry, DetectionTable } from './detection-table';
 import { urlLooksComplete } from './url-looks-complete';
 
@@ -23,6 +25,8 @@ export interface EditorInitial {
   tests: string[];
   /** Each ticked revision's depth when it is not a handshake alone. */
   depths?: Record<string, DepthChoice>;
+  /** A stdio server's command (its env by names: values stay on the server). */
+  command?: { command: string; args: string[]; envNames: string[]; cwd: string };
 }
 
 /** A revision's tests: a handshake, a conformance test, or both (two tests, each on its own interval). */
@@ -34,12 +38,22 @@ export function ServerEditor({
   initial,
   fleetRegions,
   revisions,
+  stdioCommands,
 }: {
   initial: EditorInitial;
   fleetRegions: string[];
   revisions: { revision: string; label: string }[];
+  /** Per region, the stdio commands some live agent allows (control's /api/stdio-commands). */
+  stdioCommands: Record<string, string[]>;
 }) {
   const editing = initial.id !== undefined;
+  const [mode, setMode] = useState<'url' | 'command'>(initial.command ? 'command' : 'url');
+  const [command, setCommand] = useState<CommandState>({
+    command: initial.command?.command ?? '',
+    args: initial.command?.args.join('\n') ?? '',
+    env: (initial.command?.envNames ?? []).map((n) => ({ name: n, value: '', stored: true })),
+    cwd: initial.command?.cwd ?? '',
+  });
   const [name, setName] = useState(initial.name);
   const [url, setUrl] = useState(initial.url);
   const [headers, setHeaders] = useState<(HeaderInput & { stored: boolean })[]>(
@@ -106,15 +120,31 @@ export function ServerEditor({
     (found?.revisions as DetectionEntry[] | undefined)?.filter((r) => r.supported).map((r) => r.revision) ?? [],
   );
 
+  // The regions the server runs in (none ticked: all), and what some live agent of them allows.
+  const chosenRegions = regions.length ? regions : fleetRegions;
+  const allowed = [...new Set(chosenRegions.flatMap((r) => stdioCommands[r] ?? []))].sort();
+  // A stored stdio server left on its command and regions can still be saved (control refuses only a
+  // change of either), so its interval can change while its agents are down.
+  const unmoved =
+    initial.command?.command === command.command && JSON.stringify(initial.regions) === JSON.stringify(regions);
+  const blocked = mode === 'command' && !commandAllowed(command, allowed) && !unmoved;
+
   const submit = (e: React.FormEvent) => {
     e.preventDefault();
     setError(null);
+    if (blocked) {
+      setError('Choose a command some live agent of the chosen regions allows.');
+      return;
+    }
     startSaving(async () => {
       const res = await saveServer({
         id: initial.id,
         name,
-        url,
-        headers: plainHeaders(headers),
+        url: mode === 'url' ? url : '',
+        headers: mode === 'url' ? plainHeaders(headers) : [],
+        ...(mode === 'command'
+          ? { command: { command: command.command, args: argList(command.args), env: command.env, cwd: command.cwd } }
+          : {}),
         regions,
         interval,
         timeout,
@@ -146,99 +176,123 @@ export function ServerEditor({
           />
         </label>
       )}
-      <label>
-        URL
-        <input
-          required
-          type="url"
-          name="url"
-          value={url}
-          placeholder="https://mcp.example.com/mcp"
-          onChange={(e) => onUrl(e.target.value)}
-          onPaste={(e) => {
-            const pasted = e.clipboardData.getData('text');
-            const el = e.currentTarget;
-            // Detect at once with what the field holds after the paste.
-            requestAnimationFrame(() => {
-              urlTouched.current = true;
-              now(el.value || pasted);
-            });
-          }}
-          onBlur={(e) => urlTouched.current && now(e.target.value)}
-          aria-describedby="detection-status"
-        />
-      </label>
-
-      <fieldset>
-        <legend>Headers (credentials)</legend>
-        {headers.length === 0 && <p className="help">None. Add one for a bearer token or an API key.</p>}
-        {headers.map((h, i) => (
-          // biome-ignore lint/suspicious/noArrayIndexKey: rows are edited in place.
-          <div className="row" key={i}>
-            <label>
-              Name
-              <input
-                value={h.name}
-                onChange={(e) => setHeader(i, { name: e.target.value })}
-                placeholder="Authorization"
-              />
-            </label>
-            <label>
-              Value
-              <input
-                type="password"
-                autoComplete="off"
-                value={h.value}
-                onChange={(e) => setHeader(i, { value: e.target.value })}
-                placeholder={h.stored ? '•••••• (unchanged)' : 'Bearer …'}
-              />
-            </label>
-            <button
-              type="button"
-              onClick={() => setHeaders(headers.filter((_, j) => j !== i))}
-              aria-label={`Remove header ${h.name || i + 1}`}
-            >
-              Remove
+      {!editing && (
+        // The drift chart's segmented buttons, not radios: the URL field keeps the only label that says URL.
+        <div>
+          <fieldset className="segmented" aria-label="Server kind" style={{ margin: 0, padding: 0 }}>
+            <button type="button" aria-pressed={mode === 'url'} onClick={() => setMode('url')}>
+              URL
             </button>
-          </div>
-        ))}
-        <button type="button" onClick={() => setHeaders([...headers, { name: '', value: '', stored: false }])}>
-          Add header
-        </button>
-      </fieldset>
+            <button type="button" aria-pressed={mode === 'command'} onClick={() => setMode('command')}>
+              Command
+            </button>
+          </fieldset>
+          <p className="help">An HTTP server by its URL, or a stdio server an agent starts as a process.</p>
+        </div>
+      )}
+      {mode === 'command' && (
+        <CommandFields value={command} onChange={setCommand} allowed={allowed} regions={chosenRegions} />
+      )}
+      {mode === 'url' && (
+        <>
+          <label>
+            URL
+            <input
+              required
+              type="url"
+              name="url"
+              value={url}
+              placeholder="https://mcp.example.com/mcp"
+              onChange={(e) => onUrl(e.target.value)}
+              onPaste={(e) => {
+                const pasted = e.clipboardData.getData('text');
+                const el = e.currentTarget;
+                // Detect at once with what the field holds after the paste.
+                requestAnimationFrame(() => {
+                  urlTouched.current = true;
+                  now(el.value || pasted);
+                });
+              }}
+              onBlur={(e) => urlTouched.current && now(e.target.value)}
+              aria-describedby="detection-status"
+            />
+          </label>
 
-      <section id="detection-status" aria-live="polite" data-testid="detection">
-        {detection.state === 'detecting' && <p className="notice">Detecting protocol…</p>}
-        {answer && !answer.ok && (
-          <p className="notice error">
-            Detection failed. <span className="muted">{answer.error}</span>
-          </p>
-        )}
-        {answer?.ok && answer.detection.outcome === 'NONE' && (
-          <DetectionCause cause={answer.detection.cause} revisions={answer.detection.revisions as DetectionEntry[]} />
-        )}
-        {answer?.ok && answer.detection.outcome === 'NONE' && !answer.detection.cause && (
-          <p className="notice">This URL did not identify itself as an MCP server on any revision.</p>
-        )}
-        {answer?.ok && answer.detection.outcome === 'RATE_LIMITED' && (
-          <p className="notice">The server rate-limited the detection (HTTP 429); try again later.</p>
-        )}
-        {answer?.ok && answer.detection.revisions.length > 0 && answer.detection.outcome !== 'RATE_LIMITED' && (
-          <DetectionTable revisions={answer.detection.revisions as DetectionEntry[]} />
-        )}
-        {answer && (
-          <button
-            type="button"
-            className="link-button"
-            onClick={() => {
-              urlTouched.current = true;
-              void detect(url.trim(), plainHeaders(headers));
-            }}
-          >
-            Detect again
-          </button>
-        )}
-      </section>
+          <fieldset>
+            <legend>Headers (credentials)</legend>
+            {headers.length === 0 && <p className="help">None. Add one for a bearer token or an API key.</p>}
+            {headers.map((h, i) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: rows are edited in place.
+              <div className="row" key={i}>
+                <label>
+                  Name
+                  <input
+                    value={h.name}
+                    onChange={(e) => setHeader(i, { name: e.target.value })}
+                    placeholder="Authorization"
+                  />
+                </label>
+                <label>
+                  Value
+                  <input
+                    type="password"
+                    autoComplete="off"
+                    value={h.value}
+                    onChange={(e) => setHeader(i, { value: e.target.value })}
+                    placeholder={h.stored ? '•••••• (unchanged)' : 'Bearer …'}
+                  />
+                </label>
+                <button
+                  type="button"
+                  onClick={() => setHeaders(headers.filter((_, j) => j !== i))}
+                  aria-label={`Remove header ${h.name || i + 1}`}
+                >
+                  Remove
+                </button>
+              </div>
+            ))}
+            <button type="button" onClick={() => setHeaders([...headers, { name: '', value: '', stored: false }])}>
+              Add header
+            </button>
+          </fieldset>
+
+          <section id="detection-status" aria-live="polite" data-testid="detection">
+            {detection.state === 'detecting' && <p className="notice">Detecting protocol…</p>}
+            {answer && !answer.ok && (
+              <p className="notice error">
+                Detection failed. <span className="muted">{answer.error}</span>
+              </p>
+            )}
+            {answer?.ok && answer.detection.outcome === 'NONE' && (
+              <DetectionCause
+                cause={answer.detection.cause}
+                revisions={answer.detection.revisions as DetectionEntry[]}
+              />
+            )}
+            {answer?.ok && answer.detection.outcome === 'NONE' && !answer.detection.cause && (
+              <p className="notice">This URL did not identify itself as an MCP server on any revision.</p>
+            )}
+            {answer?.ok && answer.detection.outcome === 'RATE_LIMITED' && (
+              <p className="notice">The server rate-limited the detection (HTTP 429); try again later.</p>
+            )}
+            {answer?.ok && answer.detection.revisions.length > 0 && answer.detection.outcome !== 'RATE_LIMITED' && (
+              <DetectionTable revisions={answer.detection.revisions as DetectionEntry[]} />
+            )}
+            {answer && (
+              <button
+                type="button"
+                className="link-button"
+                onClick={() => {
+                  urlTouched.current = true;
+                  void detect(url.trim(), plainHeaders(headers));
+                }}
+              >
+                Detect again
+              </button>
+            )}
+          </section>
+        </>
+      )}
 
       <fieldset>
         <legend>Protocol revision</legend>
@@ -272,7 +326,11 @@ export function ServerEditor({
             {tests.includes(r.revision) && <DepthSelect revision={r.revision} depths={depths} onChange={setDepths} />}
           </div>
         ))}
-        <p className="help">Saving a pinned test runs it once first; it is saved only if it passes.</p>
+        <p className="help">
+          {mode === 'url'
+            ? 'Saving a pinned test runs it once first; it is saved only if it passes.'
+            : 'A stdio server’s pinned test is not tried first: control never starts a command, its agents do.'}
+        </p>
         <p className="help">
           Depth: a handshake opens a conversation at the revision; conformance opens it, then runs the checks a client
           on that era relies on (MUST and SHOULD rules, bad-input probes), every 15 minutes by default. Both makes two
@@ -312,8 +370,12 @@ export function ServerEditor({
         </p>
       )}
       <div className="row">
-        <button type="submit" className="primary" disabled={saving}>
-          {saving ? (tests.some((t) => t !== 'newest') ? 'Saving (running the pinned tests)…' : 'Saving…') : 'Save'}
+        <button type="submit" className="primary" disabled={saving || blocked}>
+          {saving
+            ? mode === 'url' && tests.some((t) => t !== 'newest')
+              ? 'Saving (running the pinned tests)…'
+              : 'Saving…'
+            : 'Save'}
         </button>
       </div>
     </form>

@@ -4,7 +4,15 @@
 // knows about a test comes in the job — except where probes may go, which the job can only narrow:
 // the agent's own floor bounds every job. It serves /metrics and exports a span per probe.
 import { hostname } from 'node:os';
-import { type Bus, type Delivery, InvalidMessageError, type Job, nakDelayMs, type Subscription } from '@mcp-fleet/bus';
+import {
+  type Bus,
+  type Delivery,
+  HEARTBEAT_STDIO_BOUNDS,
+  InvalidMessageError,
+  type Job,
+  nakDelayMs,
+  type Subscription,
+} from '@mcp-fleet/bus';
 import { createLogger, type Logger } from '@mcp-fleet/log';
 import { DEFAULT_SCHEMES, describeRanges, PUBLIC_ONLY, TargetPolicy, type TargetPolicyRanges } from '@mcp-fleet/probe';
 import { type TracerProvider, trace } from '@opentelemetry/api';
@@ -305,10 +313,29 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
     throw err;
   }
 
+  // What heartbeats say this agent starts, within the bus's bounds so a long allowlist never makes
+  // every heartbeat poison (the agent would look dead); the rest still run, control just is not told.
+  const { commands: most, commandChars } = HEARTBEAT_STDIO_BOUNDS;
+  const told = stdioGate.runnable.filter((c) => c.length <= commandChars);
+  const stdioCommands = told.slice(0, most);
+  if (stdioCommands.length < stdioGate.runnable.length)
+    log.warn(
+      { told: stdioCommands.length, runnable: stdioGate.runnable.length },
+      `stdio: heartbeats name only ${stdioCommands.length} of the ${stdioGate.runnable.length} commands and paths this agent starts (at most ${most}, ${commandChars} characters each): control refuses servers naming the others (${ALLOWLIST_SETTING})`,
+    );
   const heartbeats = startHeartbeats({
     bus,
     everyMs: opts.heartbeatMs ?? 10_000,
-    beat: () => ({ agent: id, region, version, inFlight: working.size, startedAt, at: new Date().toISOString() }),
+    beat: () => ({
+      agent: id,
+      region,
+      version,
+      inFlight: working.size,
+      startedAt,
+      at: new Date().toISOString(),
+      // What control may let a stdio server name in this region (issue 20): only what this agent would start.
+      stdioCommands,
+    }),
     onError: (err) => log.warn({ err }, 'heartbeat not published'),
   });
   log.info({ concurrency, metricsUrl: http ? `${http.url}/metrics` : null }, 'agent started');

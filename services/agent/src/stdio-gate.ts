@@ -52,6 +52,11 @@ export class StdioGate {
     return [...this.#programs.keys()];
   }
 
+  /** Names and paths a job may give that this agent would start (found at start), for its heartbeats. */
+  get runnable(): string[] {
+    return [...this.#programs].filter(([, program]) => program !== undefined).map(([name]) => name);
+  }
+
   /** Whether this job's command may run here, and the spec that runs; never spawns anything. */
   admit(command: NonNullable<Job['command']>): Admission {
     if (!this.#programs.has(command.command))

@@ -168,6 +168,42 @@ describe('jobs in, results out', () => {
   });
 });
 
+describe("heartbeats' stdio commands (issue 20)", () => {
+  it('name what this agent would start: its allowlist as found at start, not a name it could not find', async () => {
+    const h = await harness();
+    const beats: Heartbeat[] = [];
+    h.bus.onHeartbeat((b) => beats.push(b));
+    await h.start({
+      heartbeatMs: 100,
+      stdioCommands: [process.execPath, 'no-such-program-here'],
+      stdioPath: '/nonexistent',
+    });
+    await waitFor('a heartbeat', () => beats.length >= 1);
+    expect(beats[0]!.stdioCommands).toEqual([process.execPath]);
+  });
+
+  it('stay within the bus bounds however long the allowlist: the rest still run, and the log says so', async () => {
+    const h = await harness();
+    const beats: Heartbeat[] = [];
+    h.bus.onHeartbeat((b) => beats.push(b));
+    // Absolute paths are taken as given: 70 of them, and one longer than a heartbeat may carry.
+    const paths = [`/${'x'.repeat(5_000)}`, ...Array.from({ length: 70 }, (_, i) => `/opt/mcp/bin/server-${i}`)];
+    await h.start({ heartbeatMs: 100, stdioCommands: paths });
+    await waitFor('a heartbeat', () => beats.length >= 1);
+    expect(beats[0]!.stdioCommands).toEqual(paths.slice(1, 65));
+    expect(h.logs.join('\n')).toMatch(/heartbeats name only 64 of the 71 commands/);
+  });
+
+  it('name none for an agent without an allowlist (the default)', async () => {
+    const h = await harness();
+    const beats: Heartbeat[] = [];
+    h.bus.onHeartbeat((b) => beats.push(b));
+    await h.start({ heartbeatMs: 100 });
+    await waitFor('a heartbeat', () => beats.length >= 1);
+    expect(beats[0]!.stdioCommands).toEqual([]);
+  });
+});
+
 describe('/metrics', () => {
   it('serves handshake, era move, downgrade, detection, job and process series with bounded labels', async () => {
     const h = await harness();

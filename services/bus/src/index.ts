@@ -8,6 +8,7 @@ export {
   DetectionSchema,
   encodeMessage,
   HandshakeRunSchema,
+  HEARTBEAT_STDIO_BOUNDS,
   type Heartbeat,
   HeartbeatSchema,
   InvalidMessageError,

@@ -364,6 +364,9 @@ export function subjects(namespace = 'mcpfleet') {
 /** NATS subjects in the default namespace. */
 export const SUBJECTS = subjects();
 
+/** How many stdio commands a heartbeat may name, and how long each may be (a path: PATH_MAX). */
+export const HEARTBEAT_STDIO_BOUNDS = { commands: 64, commandChars: 4_096 } as const;
+
 export const HeartbeatSchema = z.object({
   agent: z.string().min(1).max(200),
   region,
@@ -371,6 +374,17 @@ export const HeartbeatSchema = z.object({
   inFlight: z.number().int().nonnegative(),
   startedAt: z.string().datetime(),
   at: z.string().datetime(),
+  /**
+   * The stdio commands this agent runs (issue 20: its allowlist's names and paths it found), so
+   * control can refuse a stdio server no agent of its regions would start, and the editor offer only
+   * those. Absent: an agent from before stdio (it runs none). Bounded here, at the bus boundary: a
+   * heartbeat is anyone's message on the subject, and what it names is stored and shown; too many,
+   * too long or not strings is poison, never trimmed.
+   */
+  stdioCommands: z
+    .array(z.string().min(1).max(HEARTBEAT_STDIO_BOUNDS.commandChars))
+    .max(HEARTBEAT_STDIO_BOUNDS.commands)
+    .optional(),
 });
 export type Heartbeat = z.infer<typeof HeartbeatSchema>;
 

@@ -14,7 +14,9 @@ export function planLines(s: ApplySummary): string {
   for (const name of s.revived) rows.push(['  ↺', name, (s.changes[name] ?? []).join('; ')]);
   for (const name of s.updated) rows.push(['  ~', name, (s.changes[name] ?? []).join('; ')]);
   for (const name of s.retired) rows.push(['  -', name, 'retire (its history is kept)']);
-  return rows.length ? columns(rows) : '  no change';
+  // Applied all the same (a control from before warnings sends none).
+  const warned = Object.entries(s.warnings ?? {}).flatMap(([name, ws]) => ws.map((w) => ['  !', name, w]));
+  return [rows.length ? columns(rows) : '  no change', ...(warned.length ? [columns(warned)] : [])].join('\n');
 }
 
 /** `1 to create, 2 to change, 11 to retire, 3 unchanged`; tests counted when some are retired. */

@@ -33,9 +33,11 @@ import {
   reviveTest,
   type Server,
   setServerCredential,
+  stdioCommandsByRegion,
   updateServer,
   updateTest,
 } from '@mcp-fleet/store';
+import { stdioCommandRefusal } from './stdio-allowed';
 
 export interface ApplySummary {
   /** Nothing was written: this is what applying would do. */
@@ -52,6 +54,12 @@ export interface ApplySummary {
   changes: Record<string, string[]>;
   /** Names this plan: an apply given it back (`expectPlan`) refuses if it would do anything else. */
   plan: string;
+  /**
+   * Per server, what the operator should know that does not stop the apply: a stdio command no live
+   * agent of its regions allows yet (stdio-allowed.ts: a file warns, the API refuses). Not part of
+   * the plan: agents coming up between a dry run and its apply change no plan.
+   */
+  warnings: Record<string, string[]>;
 }
 
 export interface ApplyOptions {
@@ -79,7 +87,7 @@ export async function applyFleet(db: Db, fleet: FleetDefinition, opts: ApplyOpti
     return await db.transaction(async (tx) => {
       // Controls applying at once (replicas started with one file) take turns: each reads what the last wrote.
       await lockFleetApply(tx);
-      const summary = await write(tx, fleet);
+      const summary = { ...(await write(tx, fleet)), warnings: await stdioWarnings(tx, fleet) };
       if (opts.dryRun) throw new RolledBack({ ...summary, dryRun: true });
       if (opts.expectPlan !== undefined && opts.expectPlan !== summary.plan) throw new PlanChangedError(summary);
       return summary;
@@ -90,8 +98,21 @@ export async function applyFleet(db: Db, fleet: FleetDefinition, opts: ApplyOpti
   }
 }
 
-async function write(tx: Db, fleet: FleetDefinition): Promise<ApplySummary> {
-  const s: Omit<ApplySummary, 'plan'> = {
+/** Each stdio server of the fleet whose command no live agent of its regions allows, said why. */
+async function stdioWarnings(tx: Db, fleet: FleetDefinition): Promise<Record<string, string[]>> {
+  const stdio = fleet.servers.filter((def) => def.command);
+  if (!stdio.length) return {};
+  const byRegion = await stdioCommandsByRegion(tx);
+  const out: Record<string, string[]> = {};
+  for (const def of stdio) {
+    const refusal = stdioCommandRefusal(byRegion, def.command!.command, def.regions ?? fleet.regions);
+    if (refusal) out[def.name] = [`not probed until an agent allows its command: ${refusal}`];
+  }
+  return out;
+}
+
+async function write(tx: Db, fleet: FleetDefinition): Promise<Omit<ApplySummary, 'warnings'>> {
+  const s: Omit<ApplySummary, 'plan' | 'warnings'> = {
     dryRun: false,
     created: [],
     revived: [],
@@ -240,7 +261,7 @@ function every(ms: number | null): string {
 }
 
 /** Names a plan by what it does (not by when): equal plans, equal names. */
-function planId(s: Omit<ApplySummary, 'plan' | 'dryRun'> & { dryRun?: boolean }): string {
+function planId(s: Omit<ApplySummary, 'plan' | 'dryRun' | 'warnings'> & { dryRun?: boolean }): string {
   const { dryRun: _, ...what } = s;
   return createHash('sha256').update(JSON.stringify(what)).digest('hex').slice(0, 16);
 }

@@ -295,6 +295,8 @@ async function applyAndAdopt(
     `fleet applied: ${created.length} created, ${revived.length} revived, ${updated.length} changed, ` +
       `${retired.length} retired, ${unchanged.length} unchanged; regions ${regions.join(', ')}`,
   );
+  for (const [server, warnings] of Object.entries(summary.warnings))
+    for (const warning of warnings) log.warn({ server }, `fleet applied: ${server}: ${warning}`);
   for (const server of created) tellFleetChange(log, { event: 'server_created', server, by: 'fleet' });
   for (const server of revived) tellFleetChange(log, { event: 'server_revived', server, by: 'fleet' });
   for (const server of retired) tellFleetChange(log, { event: 'server_retired', server, by: 'fleet' });

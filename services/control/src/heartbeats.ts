@@ -13,6 +13,7 @@ export function recordHeartbeats(bus: Bus, db: Db, log: Logger): Subscription {
       inFlight: hb.inFlight,
       startedAt: new Date(hb.startedAt),
       at: new Date(hb.at),
+      stdioCommands: hb.stdioCommands,
     }).catch((err) => log.warn({ err: (err as Error).message }, 'could not record a heartbeat'));
   });
 }

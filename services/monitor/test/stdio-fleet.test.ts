@@ -107,6 +107,18 @@ async function api<T = Answer>(path: string, init: RequestInit & { json?: unknow
   return { status: res.status, text, body: (text ? JSON.parse(text) : null) as T };
 }
 
+/** Until control has recorded the agent's heartbeat naming this command. */
+async function agentAllows(command: string): Promise<void> {
+  await waitFor(
+    `a live agent allowing ${command}`,
+    async () =>
+      (await api<{ regions: Record<string, string[]> }>('/api/stdio-commands')).body.regions['eu-west']?.includes(
+        command,
+      ),
+    15_000,
+  );
+}
+
 async function serverId(name: string): Promise<string> {
   const { body } = await api<{ servers: { id: string; name: string }[] }>('/api/servers');
   const s = body.servers.find((x) => x.name === name);
@@ -164,9 +176,18 @@ describe("the API's server body", () => {
   const post = (json: unknown) => api('/api/servers', { method: 'POST', json });
 
   it('takes a stdio server (command instead of url), masks its env, and never probes it itself', async () => {
-    const created = await post({ name: 'api-stdio', command: 'node', args: ['server.js'], env: { TOKEN: SECRET } });
-    expect(created.status).toBe(201);
-    expect(created.body.server).toMatchObject({ url: 'stdio: node server.js', env: { TOKEN: '••••••' } });
+    await agentAllows(process.execPath);
+    const created = await post({
+      name: 'api-stdio',
+      command: process.execPath,
+      args: ['server.js'],
+      env: { TOKEN: SECRET },
+    });
+    expect(created.status, created.text).toBe(201);
+    expect(created.body.server).toMatchObject({
+      url: `stdio: ${process.execPath} server.js`,
+      env: { TOKEN: '••••••' },
+    });
     expect(created.text).not.toContain(SECRET);
     // A pinned test on a stdio server: control does not start it to try the pin first (agents do).
     const pinned = await api(`/api/servers/${created.body.server.id}/tests`, {
@@ -178,6 +199,49 @@ describe("the API's server body", () => {
     expect(
       (await api(`/api/servers/${http.body.server.id}`, { method: 'PATCH', json: { command: 'node' } })).status,
     ).toBe(400);
+  });
+
+  it('refuses a command no live agent of its regions allows, naming the field and the setting', async () => {
+    await agentAllows(process.execPath);
+    // The agent's heartbeat says what it starts: its allowlist (this Node), nothing else.
+    const listed = await api<{ regions: Record<string, string[]> }>('/api/stdio-commands');
+    expect(listed.body.regions['eu-west']).toContain(process.execPath);
+    expect(listed.body.regions['eu-west']).not.toContain('/bin/sh');
+    for (const command of ['/bin/sh', 'node']) {
+      const refused = await post({ name: `refused-${command.length}`, command });
+      expect(refused.status, refused.text).toBe(400);
+      expect(refused.body.error).toMatch(
+        new RegExp(`^command: no live agent of region eu-west allows "${command}" .*--stdio-commands`),
+      );
+    }
+    expect((await api<{ servers: { name: string }[] }>('/api/servers')).body.servers.map((s) => s.name)).not.toContain(
+      'refused-7',
+    );
+    // Changing an accepted one to such a command is refused too.
+    const ok = await post({ name: 'api-stdio-patched', command: process.execPath });
+    expect(ok.status, ok.text).toBe(201);
+    const patched = await api(`/api/servers/${ok.body.server.id}`, { method: 'PATCH', json: { command: '/bin/sh' } });
+    expect(patched.status, patched.text).toBe(400);
+    expect(patched.body.error).toMatch(/^command: no live agent/);
+    // One whose command no agent allows (the file's) may still change anything else, not move regions.
+    const refusedId = await serverId('stdio-refused');
+    const timing = await api(`/api/servers/${refusedId}`, { method: 'PATCH', json: { interval: '4s' } });
+    expect(timing.status, timing.text).toBe(200);
+    const moved = await api(`/api/servers/${refusedId}`, { method: 'PATCH', json: { regions: ['eu-west'] } });
+    expect(moved.status, moved.text).toBe(400);
+    expect(moved.body.error).toMatch(/^command: no live agent of region eu-west allows "\/bin\/sh"/);
+  });
+
+  it('applies a fleet file naming such a command, with a warning in its summary (agents may start later)', async () => {
+    await agentAllows(process.execPath);
+    const plan = await api('/api/fleet?dryRun=1', {
+      method: 'POST',
+      headers: { 'content-type': 'application/yaml' },
+      body: FLEET,
+    });
+    expect(plan.status, plan.text).toBe(200);
+    expect(plan.body.warnings['stdio-refused']).toEqual([expect.stringMatching(/no live agent .* allows "\/bin\/sh"/)]);
+    expect(plan.body.warnings['stdio-v2']).toBeUndefined();
   });
 
   it('refuses hostile bodies with the field named', async () => {

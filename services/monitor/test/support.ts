@@ -96,6 +96,8 @@ export async function startTestMonitor(
     sourceAddresses?: Record<string, string>;
     /** Control's logger (default silent): a test that reads what control tells the operator. */
     controlLog?: Logger;
+    /** The agents' stdio allowlist (issue 20; default none). */
+    stdioCommands?: string[];
   } = {},
 ): Promise<TestMonitor> {
   const namespace = `t${randomBytes(5).toString('hex')}`;
@@ -133,6 +135,7 @@ export async function startTestMonitor(
             heartbeatMs: 500,
             probeFloor: LOOPBACK_FLOOR,
             ...(opts.sourceAddresses ? { sourceAddresses: opts.sourceAddresses } : {}),
+            ...(opts.stdioCommands ? { stdioCommands: opts.stdioCommands } : {}),
           },
   });
   return {

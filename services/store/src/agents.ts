@@ -13,6 +13,8 @@ export interface AgentHeartbeat {
   inFlight: number;
   startedAt: Date | string;
   at: Date | string;
+  /** The stdio commands it runs (issue 20); none given: it runs none (an agent from before stdio). */
+  stdioCommands?: readonly string[] | undefined;
 }
 
 /**
@@ -28,6 +30,7 @@ export async function upsertAgentHeartbeat(db: Db, hb: AgentHeartbeat): Promise<
     inFlight: hb.inFlight,
     startedAt: new Date(hb.startedAt),
     lastSeen: new Date(hb.at),
+    stdioCommands: [...(hb.stdioCommands ?? [])],
   };
   const newer = sql`${agents.lastSeen} <= excluded.last_seen`;
   const ifNewer = (column: AnyPgColumn) =>
@@ -43,6 +46,7 @@ export async function upsertAgentHeartbeat(db: Db, hb: AgentHeartbeat): Promise<
         inFlight: ifNewer(agents.inFlight),
         startedAt: ifNewer(agents.startedAt),
         lastSeen: ifNewer(agents.lastSeen),
+        stdioCommands: ifNewer(agents.stdioCommands),
         receivedAt: sql`now()`,
       },
     });
@@ -67,4 +71,19 @@ export function listAgents(db: Db): Promise<ListedAgent[]> {
     .select({ ...getTableColumns(agents), stale })
     .from(agents)
     .orderBy(asc(agents.region), asc(agents.id));
+}
+
+/**
+ * Per region, the stdio commands some live (not stale) agent of it runs (issue 20): what the
+ * editor offers and what control's API lets a stdio server name. A region without one: absent.
+ */
+export async function stdioCommandsByRegion(db: Db): Promise<Record<string, string[]>> {
+  const rows = await db
+    .selectDistinct({ region: agents.region, command: sql<string>`jsonb_array_elements_text(${agents.stdioCommands})` })
+    .from(agents)
+    .where(sql`${agents.receivedAt} >= now() - make_interval(secs => ${AGENT_STALE_AFTER_SECONDS})`);
+  const out: Record<string, string[]> = {};
+  for (const r of rows) out[r.region] = [...(out[r.region] ?? []), r.command];
+  for (const list of Object.values(out)) list.sort();
+  return out;
 }

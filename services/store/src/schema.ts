@@ -452,6 +452,8 @@ export const agents = pgTable('agents', {
   lastSeen: timestamp('last_seen', { withTimezone: true }).notNull(),
   /** When control last heard from the agent, by the database's clock: retention forgets silent agents by it. */
   receivedAt: timestamp('received_at', { withTimezone: true }).notNull().defaultNow(),
+  /** The stdio commands it runs, as its latest heartbeat named them (issue 20); empty for an agent from before stdio. */
+  stdioCommands: jsonb('stdio_commands').$type<string[]>().notNull().default([]),
 });
 
 /**

@@ -5,6 +5,7 @@
 // Each action needs an admin session when sign-in is on (proxy.ts turns away requests without a
 // session; this is the second lock), and Next refuses a server action whose Origin is not this
 // dashboard's Host (as proxy.ts does for every POST), so another site cannot drive them.
+import { URL_MASK } from '@mcp-fleet/probe';
 import { getServer, keptHeaders, keptUrl, serverConformanceResults } from '@mcp-fleet/store';
 import { redirect } from 'next/navigation';
 import { ControlError, control } from '../../lib/control';
@@ -62,6 +63,17 @@ export interface ServerForm {
   timeout: string;
   /** `newest` and/or dated revisions, each with its depth. */
   tests: TestChoice[];
+  /** A stdio server (issue 20): its command instead of `url` and `headers`. */
+  command?: CommandInput;
+}
+
+/** A stdio server's command as the editor gives it: control's API checks it again, and who may run it. */
+export interface CommandInput {
+  command: string;
+  args: string[];
+  /** Empty value = keep the stored one (editing). */
+  env: HeaderInput[];
+  cwd: string;
 }
 
 /** `handshake` opens a conversation; `conformance` then runs the checks of the era it negotiated. */
@@ -78,10 +90,11 @@ export async function saveServer(form: ServerForm): Promise<{ ok: false; error: 
   if (refused) return { ok: false, error: refused };
   let id = form.id;
   try {
-    const { url, headers } = await resolveCredentials(form.url, form.headers, form.id);
+    const target = form.command
+      ? commandBody(form.command, id !== undefined)
+      : await resolveCredentials(form.url, form.headers, form.id);
     const common = {
-      url,
-      headers,
+      ...target,
       regions: form.regions.length ? form.regions : null,
       ...(form.interval.trim() ? { interval: form.interval.trim() } : {}),
       ...(form.timeout.trim() ? { timeout: form.timeout.trim() } : {}),
@@ -156,6 +169,24 @@ async function resolveCredentials(
     if (name) given[name] = h.value !== '' ? h.value : null;
   }
   return { url, headers: keptHeaders(server, url, given).headers };
+}
+
+/**
+ * A stdio server's fields as control's API takes them. An env value left blank when editing is sent
+ * masked, which keeps the stored value there (values never come to the browser).
+ */
+function commandBody(c: CommandInput, editing: boolean) {
+  const env: Record<string, string> = {};
+  for (const e of c.env) {
+    const name = String(e.name).trim();
+    if (name) env[name] = e.value === '' && editing ? URL_MASK : String(e.value);
+  }
+  return {
+    command: String(c.command).trim(),
+    args: c.args.map(String),
+    env,
+    ...(String(c.cwd).trim() ? { cwd: String(c.cwd).trim() } : {}),
+  };
 }
 
 function message(err: unknown): string {

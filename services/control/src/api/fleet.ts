@@ -1,7 +1,7 @@
 // The fleet as a whole: its summary, a fleet definition applied or planned, its agents and regions.
 
 import { type FleetDefinition, FleetFileError, fleetFromObject, parseFleet } from '@mcp-fleet/config';
-import { AGENT_STALE_AFTER_SECONDS, fleetSummary, listAgents, RANGES } from '@mcp-fleet/store';
+import { AGENT_STALE_AFTER_SECONDS, fleetSummary, listAgents, RANGES, stdioCommandsByRegion } from '@mcp-fleet/store';
 import { PlanChangedError } from '../apply';
 import { HttpError, type Router } from '../http';
 import type { ApiContext } from './context';
@@ -54,5 +54,15 @@ export function fleetRoutes(router: Router, ctx: ApiContext): void {
     .on('GET', '/api/agents', async () => ({
       json: { agents: await listAgents(ctx.db), staleAfterSeconds: AGENT_STALE_AFTER_SECONDS },
     }))
+    // Per region of the fleet, the stdio commands some live agent runs: what the editor offers (issue 20).
+    .on('GET', '/api/stdio-commands', async () => {
+      const byRegion = await stdioCommandsByRegion(ctx.db);
+      return {
+        json: {
+          regions: Object.fromEntries(ctx.regions().map((r) => [r, byRegion[r] ?? []])),
+          staleAfterSeconds: AGENT_STALE_AFTER_SECONDS,
+        },
+      };
+    })
     .on('GET', '/api/regions', async () => ({ json: { regions: ctx.regions() } }));
 }

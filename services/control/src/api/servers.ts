@@ -22,6 +22,7 @@ import {
   serverCredential,
   serversOverview,
   setServerCredential,
+  stdioCommandsByRegion,
   UnknownCredentialError,
   updateServer,
 } from '@mcp-fleet/store';
@@ -35,6 +36,7 @@ import {
   storedHeadersCarriedBack,
   timingOf,
 } from '../server-body';
+import { stdioCommandRefusal } from '../stdio-allowed';
 import type { ApiContext } from './context';
 import { requestHeaders } from './credentials';
 import { liveServer, serverDetail, serverOr404 } from './lookups';
@@ -48,6 +50,16 @@ export function serverRoutes(router: Router, ctx: ApiContext, probes: OwnProbes)
         throw new HttpError(400, `regions: "${r}" is not one of the fleet's regions (${ctx.regions().join(', ')})`);
   };
 
+  // The API's boundary for a stdio command (stdio-allowed.ts: the API refuses, a fleet file warns).
+  const checkStdioAllowed = async (command: string, regions: string[] | null | undefined) => {
+    const refusal = stdioCommandRefusal(
+      await stdioCommandsByRegion(ctx.db),
+      command,
+      regions?.length ? regions : ctx.regions(),
+    );
+    if (refusal) throw new HttpError(400, `command: ${refusal}`);
+  };
+
   router
     .on('GET', '/api/servers', async () => ({ json: { servers: await serversOverview(ctx.db) } }))
     .on('POST', '/api/servers', async (req) => {
@@ -59,6 +71,7 @@ export function serverRoutes(router: Router, ctx: ApiContext, probes: OwnProbes)
       // A stdio server: control never starts it (agents do, under their own allowlists), so no pin runs here first.
       const command = body.command !== undefined ? commandOf(body) : null;
       if (command) checkStdioTests(body.tests);
+      if (command) await checkStdioAllowed(command.command, body.regions);
       const url = command ? displayCommand(command) : body.url!;
       if (!command) checkTarget(url, ctx.policy());
       // Before any probe (a pin's first run): a credential off the URL's origin is refused here.
@@ -137,6 +150,15 @@ export function serverRoutes(router: Router, ctx: ApiContext, probes: OwnProbes)
       if (server.command && (body.url !== undefined || givenHeaders || body.credentialId))
         throw new HttpError(400, 'url: a stdio server takes command, args, env and cwd, not a URL or headers');
       const command = server.command && stdioKeys.length ? commandOf(body, server.command) : undefined;
+      // A new command, or the same one sent to other regions, must be one some agent there starts; a
+      // change of anything else (its interval while its agents are down, say) is not refused for it.
+      const movesRegions =
+        body.regions !== undefined && JSON.stringify(body.regions) !== JSON.stringify(server.regions);
+      if (server.command && ((command && command.command !== server.command.command) || movesRegions))
+        await checkStdioAllowed(
+          command?.command ?? server.command.command,
+          body.regions !== undefined ? body.regions : server.regions,
+        );
       if (body.url) checkTarget(body.url, ctx.policy());
       // GET's masks carried back stand for the stored headers: nothing given, the link stays.
       const carriedBack = body.headers !== undefined && storedHeadersCarriedBack(body.headers, server.headers);

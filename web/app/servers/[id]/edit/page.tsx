@@ -15,11 +15,12 @@ export default async function EditServer({ params }: { params: Promise<{ id: str
   const { id } = await params;
   if (!UUID.test(id)) notFound();
   const db = await getDb();
-  const [server, overview, conformance, { regions }] = await Promise.all([
+  const [server, overview, conformance, { regions }, stdio] = await Promise.all([
     getServer(db, id),
     serversOverview(db, { ids: [id] }),
     serverConformanceResults(db, id),
     control<{ regions: string[] }>('GET', '/api/regions'),
+    control<{ regions: Record<string, string[]> }>('GET', '/api/stdio-commands'),
   ]);
   if (!server) notFound();
   // A retired server is read-only (control's API refuses changes with 409): say so, offer no form.
@@ -69,8 +70,20 @@ export default async function EditServer({ params }: { params: Promise<{ id: str
           timeout: `${server.timeoutMs / 1000}s`,
           tests,
           depths,
+          // A stdio server's env by names only: its values never leave the server side.
+          ...(server.command
+            ? {
+                command: {
+                  command: server.command.command,
+                  args: server.command.args,
+                  envNames: Object.keys(server.command.env),
+                  cwd: server.command.cwd ?? '',
+                },
+              }
+            : {}),
         }}
         fleetRegions={regions}
+        stdioCommands={stdio.regions}
         revisions={REVISION_NAMES.map((r) => ({ revision: r, label: revisionLabel(r) }))}
       />
     </>

@@ -1,0 +1,1 @@
+ALTER TABLE "agents" ADD COLUMN "stdio_commands" jsonb DEFAULT '[]'::jsonb NOT NULL;
