@@ -74,18 +74,25 @@ const getOrder: Surface['tools'][number] = {
   annotations: { readOnlyHint: true },
 };
 
-async function blob(s: Surface): Promise<string> {
+/**
+ * Where the seed writes: one transaction for every blob and what refers to it, since control's
+ * first prune runs as it starts and deletes a blob nothing refers to yet (ingest holds its blobs
+ * the same way: surface-ingest.ts).
+ */
+type Seed = Pick<TestMonitor['store']['db'], 'insert'>;
+
+async function blob(db: Seed, s: Surface): Promise<string> {
   const body = JSON.stringify(s);
   const hash = createHash('sha256').update(body).digest('hex');
-  await m.store.db
+  await db
     .insert(surfaceBlobs)
     .values({ hash, body: s, bytes: body.length, truncated: s.truncated })
     .onConflictDoNothing();
   return hash;
 }
 
-async function head(server: Server, region: string, s: Surface, hash: string, since: Date) {
-  await m.store.db.insert(surfaceHeads).values({
+async function head(db: Seed, server: Server, region: string, s: Surface, hash: string, since: Date) {
+  await db.insert(surfaceHeads).values({
     serverId: server.id,
     region,
     era: s.era,
@@ -96,8 +103,8 @@ async function head(server: Server, region: string, s: Surface, hash: string, si
   });
 }
 
-async function change(server: Server, test: Test, at: Date, c: SurfaceChange, from: string, to: string) {
-  const [row] = await m.store.db
+async function change(db: Seed, server: Server, test: Test, at: Date, c: SurfaceChange, from: string, to: string) {
+  const [row] = await db
     .insert(surfaceChanges)
     .values({
       serverId: server.id,
@@ -120,121 +127,129 @@ beforeAll(async () => {
   // legacy in one, truncated.
   const orders = await serverWithTests(db, ['newest'], { name: 'orders', regions: ['eu-west', 'us-east'] });
   ids.orders = orders.server.id;
-  const v1 = surface('modern', [createOrder(['sku']), getOrder]);
-  const v2 = surface('modern', [createOrder(['sku', 'currency']), getOrder]);
-  const legacy = surface('legacy', [createOrder(['sku'])], { truncated: true, prompts: [], resourceTemplates: [] });
-  const [h1, h2, hl] = [await blob(v1), await blob(v2), await blob(legacy)];
-  await head(orders.server, 'eu-west', v2, h2, ago(30));
-  await head(orders.server, 'us-east', v1, h1, ago(300));
-  await head(orders.server, 'eu-west', legacy, hl, ago(400));
-  const t = orders.tests[0]!;
-  changeIds.required = await change(
-    orders.server,
-    t,
-    ago(30),
-    {
-      severity: 'breaking',
-      kind: 'tool',
-      name: 'create_order',
-      change: 'required_added',
-      message: 'tool `create_order`: parameter `currency` now required',
-      path: 'inputSchema.required',
-    },
-    h1,
-    h2,
-  );
-  changeIds.hint = await change(
-    orders.server,
-    t,
-    ago(20),
-    {
-      severity: 'warning',
-      kind: 'tool',
-      name: 'get_order',
-      change: 'annotation_changed',
-      message: 'tool `get_order`: readOnlyHint now true',
-    },
-    h1,
-    h2,
-  );
-  changeIds.added = await change(
-    orders.server,
-    t,
-    ago(15),
-    { severity: 'info', kind: 'prompt', name: 'summarise', change: 'added', message: 'prompt `summarise` added' },
-    hl,
-    h2,
-  );
-  // Three days ago: outside a day's range.
-  await change(
-    orders.server,
-    t,
-    ago(3 * 24 * 60),
-    {
-      severity: 'breaking',
-      kind: 'capability',
-      name: 'logging',
-      change: 'removed',
-      message: 'capability `logging` removed',
-    },
-    h1,
-    h2,
-  );
-
-  // hostile: markup, javascript: links and huge strings in every field a surface has.
   const hostile = await serverWithTests(db, ['newest'], { name: 'hostile', regions: ['eu-west'] });
   ids.hostile = hostile.server.id;
-  const evilTool = (required: string[]): Surface['tools'][number] => ({
-    name: HOSTILE_NAME,
-    title: `[click](${HOSTILE_LINK})`,
-    description: HUGE,
-    inputSchema: {
-      type: 'object',
-      properties: {
-        [HOSTILE_PARAM]: { type: HOSTILE_NAME, description: HUGE },
-        url: { type: 'string', default: HOSTILE_LINK },
-      },
-      required,
-    },
-    annotations: { [HOSTILE_PARAM]: HUGE, readOnlyHint: true },
-  });
-  const e1 = surface('modern', [evilTool([])], {
-    serverInfo: { name: HOSTILE_NAME, version: HUGE, title: HOSTILE_LINK },
-    capabilities: { [HOSTILE_PARAM]: { x: HUGE } },
-    resources: [{ uri: HOSTILE_LINK, name: HOSTILE_NAME, description: HUGE, mimeType: HOSTILE_PARAM }],
-    resourceTemplates: [{ uriTemplate: HOSTILE_LINK, name: HOSTILE_PARAM }],
-    prompts: [{ name: HOSTILE_PARAM, description: HUGE, arguments: [{ name: HOSTILE_NAME, required: true }] }],
-  });
-  const e2 = { ...e1, tools: [evilTool([HOSTILE_PARAM])] };
-  const [eh1, eh2] = [await blob(e1), await blob(e2)];
-  await head(hostile.server, 'eu-west', e2, eh2, ago(10));
-  changeIds.hostile = await change(
-    hostile.server,
-    hostile.tests[0]!,
-    ago(10),
-    {
-      severity: 'breaking',
-      kind: 'tool',
-      name: HOSTILE_NAME,
-      change: 'required_added',
-      message: `tool \`${HOSTILE_NAME}\`: parameter \`${HOSTILE_PARAM}\` now required ${HOSTILE_LINK} ${HUGE}`,
-    },
-    eh1,
-    eh2,
-  );
-
-  // busy: 35 changes ten days ago (outside every range the other tests read), for the history's pages.
   const busy = await serverWithTests(db, ['newest'], { name: 'busy', regions: ['eu-west'] });
   ids.busy = busy.server.id;
-  for (let i = 0; i < 35; i++)
-    await change(
-      busy.server,
-      busy.tests[0]!,
-      ago(10 * 24 * 60 + i),
-      { severity: 'info', kind: 'tool', name: `tool_${i}`, change: 'added', message: `tool \`tool_${i}\` added` },
+  await db.transaction(async (tx) => {
+    const v1 = surface('modern', [createOrder(['sku']), getOrder]);
+    const v2 = surface('modern', [createOrder(['sku', 'currency']), getOrder]);
+    const legacy = surface('legacy', [createOrder(['sku'])], { truncated: true, prompts: [], resourceTemplates: [] });
+    const [h1, h2, hl] = [await blob(tx, v1), await blob(tx, v2), await blob(tx, legacy)];
+    await head(tx, orders.server, 'eu-west', v2, h2, ago(30));
+    await head(tx, orders.server, 'us-east', v1, h1, ago(300));
+    await head(tx, orders.server, 'eu-west', legacy, hl, ago(400));
+    const t = orders.tests[0]!;
+    changeIds.required = await change(
+      tx,
+      orders.server,
+      t,
+      ago(30),
+      {
+        severity: 'breaking',
+        kind: 'tool',
+        name: 'create_order',
+        change: 'required_added',
+        message: 'tool `create_order`: parameter `currency` now required',
+        path: 'inputSchema.required',
+      },
       h1,
       h2,
     );
+    changeIds.hint = await change(
+      tx,
+      orders.server,
+      t,
+      ago(20),
+      {
+        severity: 'warning',
+        kind: 'tool',
+        name: 'get_order',
+        change: 'annotation_changed',
+        message: 'tool `get_order`: readOnlyHint now true',
+      },
+      h1,
+      h2,
+    );
+    changeIds.added = await change(
+      tx,
+      orders.server,
+      t,
+      ago(15),
+      { severity: 'info', kind: 'prompt', name: 'summarise', change: 'added', message: 'prompt `summarise` added' },
+      hl,
+      h2,
+    );
+    // Three days ago: outside a day's range.
+    await change(
+      tx,
+      orders.server,
+      t,
+      ago(3 * 24 * 60),
+      {
+        severity: 'breaking',
+        kind: 'capability',
+        name: 'logging',
+        change: 'removed',
+        message: 'capability `logging` removed',
+      },
+      h1,
+      h2,
+    );
+
+    // hostile: markup, javascript: links and huge strings in every field a surface has.
+    const evilTool = (required: string[]): Surface['tools'][number] => ({
+      name: HOSTILE_NAME,
+      title: `[click](${HOSTILE_LINK})`,
+      description: HUGE,
+      inputSchema: {
+        type: 'object',
+        properties: {
+          [HOSTILE_PARAM]: { type: HOSTILE_NAME, description: HUGE },
+          url: { type: 'string', default: HOSTILE_LINK },
+        },
+        required,
+      },
+      annotations: { [HOSTILE_PARAM]: HUGE, readOnlyHint: true },
+    });
+    const e1 = surface('modern', [evilTool([])], {
+      serverInfo: { name: HOSTILE_NAME, version: HUGE, title: HOSTILE_LINK },
+      capabilities: { [HOSTILE_PARAM]: { x: HUGE } },
+      resources: [{ uri: HOSTILE_LINK, name: HOSTILE_NAME, description: HUGE, mimeType: HOSTILE_PARAM }],
+      resourceTemplates: [{ uriTemplate: HOSTILE_LINK, name: HOSTILE_PARAM }],
+      prompts: [{ name: HOSTILE_PARAM, description: HUGE, arguments: [{ name: HOSTILE_NAME, required: true }] }],
+    });
+    const e2 = { ...e1, tools: [evilTool([HOSTILE_PARAM])] };
+    const [eh1, eh2] = [await blob(tx, e1), await blob(tx, e2)];
+    await head(tx, hostile.server, 'eu-west', e2, eh2, ago(10));
+    changeIds.hostile = await change(
+      tx,
+      hostile.server,
+      hostile.tests[0]!,
+      ago(10),
+      {
+        severity: 'breaking',
+        kind: 'tool',
+        name: HOSTILE_NAME,
+        change: 'required_added',
+        message: `tool \`${HOSTILE_NAME}\`: parameter \`${HOSTILE_PARAM}\` now required ${HOSTILE_LINK} ${HUGE}`,
+      },
+      eh1,
+      eh2,
+    );
+
+    // busy: 35 changes ten days ago (outside every range the other tests read), for the history's pages.
+    for (let i = 0; i < 35; i++)
+      await change(
+        tx,
+        busy.server,
+        busy.tests[0]!,
+        ago(10 * 24 * 60 + i),
+        { severity: 'info', kind: 'tool', name: `tool_${i}`, change: 'added', message: `tool \`tool_${i}\` added` },
+        h1,
+        h2,
+      );
+  });
 
   web = await startDashboardProcess({ DATABASE_URL: m.databaseUrl!, MCP_FLEET_API_URL: m.control.url });
   browser = await launchBrowser();
