@@ -217,8 +217,16 @@ export function demoMonitor(
   return { url, headers: { Authorization: `Bearer ${token}` } };
 }
 
-/** The demo's fleet file, written as an operator would write it; with `monitor`, the monitor watches itself too. */
-export function demoFleetYaml(sim: Sim, intervalSeconds = 15, monitor?: DemoMonitor): string {
+/** The demo's stdio server: fleet-sim's SDK 2.4 server (both eras), started through its launcher. */
+export const DEMO_STDIO_NAME = 'stdio-v2';
+
+/**
+ * The demo's fleet file, written as an operator would write it; with `monitor`, the monitor watches
+ * itself too; with `stdioLauncher` (the path writeStdioLauncher gave, which the demo's agents
+ * allowlist), one stdio server: a process per probe, so it is probed 4× less often than the rest
+ * (every minute by default), with time for a process to start under load.
+ */
+export function demoFleetYaml(sim: Sim, intervalSeconds = 15, monitor?: DemoMonitor, stdioLauncher?: string): string {
   return fleetToYaml(
     {
       regions: [...DEMO_REGIONS],
@@ -251,6 +259,17 @@ export function demoFleetYaml(sim: Sim, intervalSeconds = 15, monitor?: DemoMoni
                 url: monitor.url,
                 ...(monitor.headers ? { headers: monitor.headers } : {}),
                 tests: [{ revision: 'newest' }, { revision: 'newest', depth: 'conformance' as const, interval: '5m' }],
+              },
+            ]
+          : []),
+        ...(stdioLauncher
+          ? [
+              {
+                name: DEMO_STDIO_NAME,
+                command: stdioLauncher,
+                interval: `${intervalSeconds * 4}s`,
+                timeout: `${Math.min(10, intervalSeconds * 4)}s`,
+                tests: [{ revision: 'newest' }, { revision: 'newest', depth: 'conformance' as const, interval: '15m' }],
               },
             ]
           : []),

@@ -23,6 +23,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   DEMO_CYCLE_MS,
   DEMO_SOURCE_ADDRESSES,
+  DEMO_STDIO_NAME,
   demoDrift,
   demoFleetYaml,
   demoMonitor,
@@ -298,6 +299,27 @@ describe("the demo's fleet file", () => {
     ]);
     expect(without.servers.map((s) => s.name)).not.toContain('mcp-fleet');
     expect(fleet.servers).toHaveLength(without.servers.length + 1);
+  });
+
+  it('runs one stdio server through the launcher its agents allowlist, 4× less often than the rest', async () => {
+    const whole = await startSim();
+    let fleet: ReturnType<typeof parseFleet>;
+    try {
+      fleet = parseFleet(
+        demoFleetYaml(whole, 15, undefined, '/data/demo-stdio/mcp-fleet-sim-stdio-v2'),
+        'the demo fleet',
+      );
+    } finally {
+      await whole.close();
+    }
+    const stdio = fleet.servers.find((s) => s.name === DEMO_STDIO_NAME);
+    expect(stdio?.command).toEqual({ command: '/data/demo-stdio/mcp-fleet-sim-stdio-v2', args: [], env: {} });
+    expect(stdio?.url).toBe('stdio: /data/demo-stdio/mcp-fleet-sim-stdio-v2');
+    expect(stdio?.intervalMs).toBe(60_000);
+    expect(stdio?.tests).toMatchObject([
+      { mode: 'newest', depth: 'handshake' },
+      { mode: 'newest', depth: 'conformance', intervalMs: 900_000 },
+    ]);
   });
 
   it('finds the monitor on loopback, with a read token where control has tokens and can seal one', () => {

@@ -62,8 +62,8 @@ describe.each([['embedded'], ['postgres+nats']])('mcp-fleet up (%s)', (flavour) 
         const failing = ['rate-limited', 'unavailable'];
         const probed = servers.filter((s) => !failing.includes(s.name));
         return (
-          // 15 simulated servers, and the monitor's own /mcp (mcp-fleet).
-          servers.length === 16 &&
+          // 15 simulated servers over HTTP, one over stdio (stdio-v2), and the monitor's own /mcp (mcp-fleet).
+          servers.length === 17 &&
           probed.every((s) => s.byRegion.length === 2 && s.byRegion.every((r) => r.currentRevision)) &&
           servers
             .filter((s) => failing.includes(s.name))
@@ -87,10 +87,10 @@ describe.each([['embedded'], ['postgres+nats']])('mcp-fleet up (%s)', (flavour) 
     expect(overview.status).toBe(200);
     const html = await overview.text();
     expect(html).toContain('Fleet overview');
-    expect(html).toMatch(/data-testid="fig-servers"><div class="value">16</);
+    expect(html).toMatch(/data-testid="fig-servers"><div class="value">17</);
     const serversPage = await (await fetch(`${web}/servers`)).text();
     // React separates text nodes with comments: "16<!-- --> <!-- -->servers".
-    expect(serversPage.replace(/<!-- -->/g, '')).toContain('16 servers');
+    expect(serversPage.replace(/<!-- -->/g, '')).toContain('17 servers');
     // The monitor watches itself: its own /mcp speaks the newest revision in both regions.
     const { servers } = (await (await fetch(`${api}/api/servers`)).json()) as {
       servers: { name: string; url: string; byRegion: { currentRevision: string | null }[] }[];
@@ -98,6 +98,15 @@ describe.each([['embedded'], ['postgres+nats']])('mcp-fleet up (%s)', (flavour) 
     const self = servers.find((s) => s.name === 'mcp-fleet');
     expect(self?.url).toBe(`${api}/mcp`);
     expect(self?.byRegion.map((r) => r.currentRevision)).toEqual(['2026-07-28', '2026-07-28']);
+    // The demo's stdio server, a process per probe, started by the launcher its agents allowlist
+    // (and nothing else: GET /api/stdio-commands is what the editor's Command mode offers).
+    const stdio = servers.find((s) => s.name === 'stdio-v2');
+    expect(stdio?.url).toMatch(/^stdio: \/.*\/mcp-fleet-sim-stdio-v2$/);
+    expect(stdio?.byRegion.map((r) => r.currentRevision)).toEqual(['2026-07-28', '2026-07-28']);
+    const launcher = stdio!.url.slice('stdio: '.length);
+    const allowed = (await (await fetch(`${api}/api/stdio-commands`)).json()) as unknown;
+    expect(JSON.stringify(allowed)).toContain(JSON.stringify(launcher));
+    expect(JSON.stringify(allowed)).not.toContain(JSON.stringify(process.execPath));
 
     // The probe floor of control and the agents is the fleet given at start (the demo's 127.0.0.0/8):
     // a fleet applied over the API may allow more (::1 here), and control's own probes still refuse it.

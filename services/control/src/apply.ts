@@ -66,6 +66,8 @@ export interface ApplyOptions {
   dryRun?: boolean;
   /** The `plan` of the dry run the operator confirmed. */
   expectPlan?: string;
+  /** Stdio commands per region of agents about to start with this control (ControlOptions.agentsStarting). */
+  agentsStarting?: Readonly<Record<string, readonly string[]>>;
 }
 
 /** The apply would not do what the confirmed plan said: nothing was written. */
@@ -87,7 +89,7 @@ export async function applyFleet(db: Db, fleet: FleetDefinition, opts: ApplyOpti
     return await db.transaction(async (tx) => {
       // Controls applying at once (replicas started with one file) take turns: each reads what the last wrote.
       await lockFleetApply(tx);
-      const summary = { ...(await write(tx, fleet)), warnings: await stdioWarnings(tx, fleet) };
+      const summary = { ...(await write(tx, fleet)), warnings: await stdioWarnings(tx, fleet, opts.agentsStarting) };
       if (opts.dryRun) throw new RolledBack({ ...summary, dryRun: true });
       if (opts.expectPlan !== undefined && opts.expectPlan !== summary.plan) throw new PlanChangedError(summary);
       return summary;
@@ -98,11 +100,17 @@ export async function applyFleet(db: Db, fleet: FleetDefinition, opts: ApplyOpti
   }
 }
 
-/** Each stdio server of the fleet whose command no live agent of its regions allows, said why. */
-async function stdioWarnings(tx: Db, fleet: FleetDefinition): Promise<Record<string, string[]>> {
+/** Each stdio server of the fleet whose command no live (or starting) agent of its regions allows, said why. */
+async function stdioWarnings(
+  tx: Db,
+  fleet: FleetDefinition,
+  starting: Readonly<Record<string, readonly string[]>> = {},
+): Promise<Record<string, string[]>> {
   const stdio = fleet.servers.filter((def) => def.command);
   if (!stdio.length) return {};
-  const byRegion = await stdioCommandsByRegion(tx);
+  const byRegion: Record<string, readonly string[]> = { ...(await stdioCommandsByRegion(tx)) };
+  for (const [region, commands] of Object.entries(starting))
+    byRegion[region] = [...(byRegion[region] ?? []), ...commands];
   const out: Record<string, string[]> = {};
   for (const def of stdio) {
     const refusal = stdioCommandRefusal(byRegion, def.command!.command, def.regions ?? fleet.regions);

@@ -45,6 +45,12 @@ export interface ControlOptions {
   log: Logger;
   /** The fleet definition to apply at start; its regions and policy hold until the next apply. */
   fleet?: FleetDefinition | null;
+  /**
+   * Stdio commands per region of the agents started right after this control, in its process
+   * (`mcp-fleet up`): counted as allowed when the fleet given at start is applied, which happens
+   * before those agents can send a heartbeat, so its summary does not warn of what they allow.
+   */
+  agentsStarting?: Readonly<Record<string, readonly string[]>>;
   /** Regions when no fleet definition names them. */
   regions?: string[];
   /**
@@ -177,7 +183,7 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
 
   await sealCredentials(store, log);
   await bus.ensure(fleet.regions);
-  if (opts.fleet) await apply(opts.fleet);
+  if (opts.fleet) await apply(opts.fleet, opts.agentsStarting ? { agentsStarting: opts.agentsStarting } : {});
   else await schedule.reload();
 
   let stopping = false;

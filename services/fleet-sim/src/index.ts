@@ -24,6 +24,7 @@ export {
   TARGET_NAMES,
 } from './sim';
 export { STDIO_SERVER_KINDS, STDIO_SERVERS, type StdioServerKind, stdioServer } from './stdio';
+export { writeStdioLauncher } from './stdio-launcher';
 export type { SimTarget } from './target';
 export { SIM_BEARER_TOKEN } from './targets/bearer';
 export {

@@ -125,7 +125,23 @@ export async function startMonitor(config: MonitorConfig): Promise<Monitor> {
     }
 
     const { log: controlLog, ...controlOptions } = config.control;
-    const start = () => startControl({ ...controlOptions, store, bus, log: controlLog ?? log });
+    const agentRegions =
+      config.agents === false
+        ? []
+        : (config.agents?.regions ?? config.control.fleet?.regions ?? config.control.regions ?? []);
+    // The agents below start after control applies the fleet: it counts what they will allow.
+    const stdioCommands = config.agents === false ? [] : (config.agents?.stdioCommands ?? []);
+    const agentsStarting = stdioCommands.length
+      ? Object.fromEntries(agentRegions.map((r) => [r, stdioCommands]))
+      : undefined;
+    const start = () =>
+      startControl({
+        ...controlOptions,
+        ...(agentsStarting ? { agentsStarting } : {}),
+        store,
+        bus,
+        log: controlLog ?? log,
+      });
     let control = await start();
     undo.push({ what: 'control', stop: () => control.stop() });
 
@@ -139,7 +155,7 @@ export async function startMonitor(config: MonitorConfig): Promise<Monitor> {
         sourceAddresses = {},
         ...agentOptions
       } = config.agents ?? {};
-      const regions = only ?? config.control.fleet?.regions ?? config.control.regions ?? [];
+      const regions = only ?? agentRegions;
       undo.push({ what: 'the agents', stop: () => Promise.allSettled(agents.map((a) => a.stop())) });
       for (const [i, region] of regions.entries())
         agents.push(

@@ -150,6 +150,14 @@ describe('a stdio server in the fleet file', () => {
     expect(existsSync(MARKER)).toBe(false);
   }, 60_000);
 
+  it('at start, warns only of the commands the agents starting beside control do not allow', () => {
+    // The fleet is applied before the agent's first heartbeat: the agent starting in the same
+    // process (`mcp-fleet up`) is counted, so its allowed command is not reported as unprobed.
+    const warned = logs.filter((line) => line.includes('not probed until an agent allows its command'));
+    expect(warned.some((line) => line.includes('fleet applied: stdio-refused:'))).toBe(true);
+    expect(warned.filter((line) => line.includes('fleet applied: stdio-v2:'))).toEqual([]);
+  });
+
   it('keeps env values sealed at rest, masked by the API, out of the logs', async () => {
     const [row] = await monitor.store.db.select().from(servers).where(eq(servers.name, 'stdio-v2'));
     expect(row?.url).toBe(`stdio: ${v2.command} ${v2.args.join(' ')}`);

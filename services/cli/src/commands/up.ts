@@ -1,9 +1,12 @@
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import { startTracing } from '@mcp-fleet/agent';
 import { CredentialsUnreadableError, SecretKeyError } from '@mcp-fleet/auth';
 import { FleetFileError, loadFleetFile, parseEnv, parseFleet, secretEnv, upEnv } from '@mcp-fleet/config';
 import { API_AUTH_HOW, AuthConfigError, assertSafeBind } from '@mcp-fleet/control';
-import { type Sim, startSim } from '@mcp-fleet/fleet-sim';
+import { type Sim, startSim, writeStdioLauncher } from '@mcp-fleet/fleet-sim';
 import { configureLogs, createLogger } from '@mcp-fleet/log';
 import { type Monitor, startMonitor } from '@mcp-fleet/monitor';
 import { describeRanges } from '@mcp-fleet/probe';
@@ -98,6 +101,8 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
   const interval = positiveInt(values['demo-interval'], '--demo-interval', 15, 3_600);
 
   let sim: Sim | undefined;
+  // The demo's stdio launcher's directory when it is a temporary one (removed at stop).
+  let launcherTemp: string | undefined;
   let stopDrift: (() => void) | undefined;
   let demoStartedAt: Date | null = null;
   let listeners: Listener[] = [];
@@ -145,6 +150,17 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
       // Nothing here reads the sim's request log: keep only a little of it (it would grow all day).
       sim = await startSim({ script: demoStateAt(elapsed, demoCycleMs), keepRequests: DEMO_KEEP_REQUESTS });
     }
+    // The demo's stdio server: a launcher its agents allowlist (stdio-launcher.ts says why not `node`),
+    // in the data directory (the same path at every start), or a private temporary one with Postgres.
+    let stdioLauncher: string | undefined;
+    if (!fileFleet) {
+      let dir: string;
+      if (dataDir) {
+        dir = resolve(dirname(dataDir), 'demo-stdio');
+        mkdirSync(dir, { recursive: true, mode: 0o700 });
+      } else dir = launcherTemp = mkdtempSync(join(tmpdir(), 'mcp-fleet-demo-stdio-'));
+      stdioLauncher = writeStdioLauncher(dir, 'v2');
+    }
     // The demo watches the monitor too: its own MCP endpoint, control's /mcp (issue 18).
     const monitorTarget = fileFleet
       ? undefined
@@ -153,13 +169,15 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
     const fleet =
       fileFleet ??
       parseFleet(
-        demoFleetYaml(sim!, interval, typeof monitorTarget === 'object' ? monitorTarget : undefined),
+        demoFleetYaml(sim!, interval, typeof monitorTarget === 'object' ? monitorTarget : undefined, stdioLauncher),
         'the demo fleet',
       );
     // One machine, one operator: the probe floor of control and the agents is MCP_FLEET_PROBE_*
     // where set, else the fleet given at start (the demo's 127.0.0.0/8). A fleet applied later
     // over the API or on SIGHUP narrows it, never widens it.
     const floor = probeFloor(settings.probeFloor, {}, fleet.policy);
+    const stdioAgents = stdioAgentOptions(settings.stdio);
+    if (stdioLauncher) stdioAgents.stdioCommands = [...(stdioAgents.stdioCommands ?? []), stdioLauncher];
     const tracing = await startTracing({ serviceName: 'mcp-fleet', url: settings.tracing.url });
     if (!values['no-dashboard'] && apiAuth.enabled && !dashboardToken)
       log.warn('no admin token for the dashboard (MCP_FLEET_API_TOKEN): it shows the fleet but cannot change it');
@@ -178,8 +196,9 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
         mcpDetectionLimits: settings.mcpDetectionLimits,
         probeFloor: floor,
       },
-      // Its agents start only the stdio programs MCP_FLEET_STDIO_COMMANDS names (default none).
-      agents: { metricsPort: agentPort, probeFloor: floor, ...sources, ...stdioAgentOptions(settings.stdio) },
+      // Its agents start only the stdio programs MCP_FLEET_STDIO_COMMANDS names (default none), and
+      // the demo's launcher.
+      agents: { metricsPort: agentPort, probeFloor: floor, ...sources, ...stdioAgents },
       // Loaded only when on: Next.js takes seconds to import, which no other verb should pay.
       ...(values['no-dashboard']
         ? {}
@@ -265,6 +284,7 @@ export async function upCommand(args: string[], out: (s: string) => void): Promi
     stopDrift?.();
     await store?.close();
     await sim?.close();
+    if (launcherTemp) rmSync(launcherTemp, { recursive: true, force: true });
   }
 }
 
