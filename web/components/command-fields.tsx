@@ -4,12 +4,13 @@
 // allows (their heartbeats say which), so the form offers nothing an agent would refuse to start;
 // control's API checks it again, since the browser is not the boundary.
 import type { HeaderInput } from '../app/servers/actions';
+import { type SecretRow, SecretRows } from './secret-rows';
 
 export interface CommandState {
   command: string;
   /** One argument per line (an argument may hold spaces; no shell reads them). */
   args: string;
-  env: (HeaderInput & { stored: boolean })[];
+  env: SecretRow[];
   cwd: string;
 }
 
@@ -86,35 +87,12 @@ export function CommandFields({
         <p className="help">
           The process gets only these variables (none of the agent&apos;s). Values are stored sealed and never shown.
         </p>
-        {value.env.map((e, i) => (
-          // biome-ignore lint/suspicious/noArrayIndexKey: rows are edited in place.
-          <div className="row" key={i}>
-            <label>
-              Variable
-              <input value={e.name} onChange={(ev) => setEnv(i, { name: ev.target.value })} placeholder="API_KEY" />
-            </label>
-            <label>
-              Value
-              <input
-                type="password"
-                autoComplete="off"
-                value={e.value}
-                onChange={(ev) => setEnv(i, { value: ev.target.value })}
-                placeholder={e.stored ? '•••••• (unchanged)' : ''}
-              />
-            </label>
-            <button
-              type="button"
-              onClick={() => set({ env: value.env.filter((_, j) => j !== i) })}
-              aria-label={`Remove variable ${e.name || i + 1}`}
-            >
-              Remove
-            </button>
-          </div>
-        ))}
-        <button type="button" onClick={() => set({ env: [...value.env, { name: '', value: '', stored: false }] })}>
-          Add variable
-        </button>
+        <SecretRows
+          rows={value.env}
+          onEdit={setEnv}
+          onRows={(env) => set({ env })}
+          words={{ name: 'Variable', noun: 'variable', namePlaceholder: 'API_KEY', valuePlaceholder: '' }}
+        />
       </fieldset>
       <label>
         Working directory

@@ -9,6 +9,7 @@ import { useCallback, useEffect, useRef, useState, useTransition } from 'react';
 import { type Depth, type DetectAnswer, detectProtocol, type HeaderInput, saveServer } from '../app/servers/actions';
 import { argList, CommandFields, type CommandState, commandAllowed } from './command-fields';
 import { DetectionCause, type DetectionEntry, DetectionTable } from './detection-table';
+import { type SecretRow, SecretRows } from './secret-rows';
 import { urlLooksComplete } from './url-looks-complete';
 
 const PAUSE_MS = 1_500;
@@ -56,7 +57,7 @@ export function ServerEditor({
   });
   const [name, setName] = useState(initial.name);
   const [url, setUrl] = useState(initial.url);
-  const [headers, setHeaders] = useState<(HeaderInput & { stored: boolean })[]>(
+  const [headers, setHeaders] = useState<SecretRow[]>(
     initial.headerNames.map((n) => ({ name: n, value: '', stored: true })),
   );
   const [regions, setRegions] = useState<string[]>(initial.regions);
@@ -221,39 +222,12 @@ export function ServerEditor({
           <fieldset>
             <legend>Headers (credentials)</legend>
             {headers.length === 0 && <p className="help">None. Add one for a bearer token or an API key.</p>}
-            {headers.map((h, i) => (
-              // biome-ignore lint/suspicious/noArrayIndexKey: rows are edited in place.
-              <div className="row" key={i}>
-                <label>
-                  Name
-                  <input
-                    value={h.name}
-                    onChange={(e) => setHeader(i, { name: e.target.value })}
-                    placeholder="Authorization"
-                  />
-                </label>
-                <label>
-                  Value
-                  <input
-                    type="password"
-                    autoComplete="off"
-                    value={h.value}
-                    onChange={(e) => setHeader(i, { value: e.target.value })}
-                    placeholder={h.stored ? '•••••• (unchanged)' : 'Bearer …'}
-                  />
-                </label>
-                <button
-                  type="button"
-                  onClick={() => setHeaders(headers.filter((_, j) => j !== i))}
-                  aria-label={`Remove header ${h.name || i + 1}`}
-                >
-                  Remove
-                </button>
-              </div>
-            ))}
-            <button type="button" onClick={() => setHeaders([...headers, { name: '', value: '', stored: false }])}>
-              Add header
-            </button>
+            <SecretRows
+              rows={headers}
+              onEdit={setHeader}
+              onRows={setHeaders}
+              words={{ name: 'Name', noun: 'header', namePlaceholder: 'Authorization', valuePlaceholder: 'Bearer …' }}
+            />
           </fieldset>
 
           <section id="detection-status" aria-live="polite" data-testid="detection">

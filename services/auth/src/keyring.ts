@@ -312,14 +312,7 @@ export function sealHeaders(
   url: string,
   keyring: Keyring | null = currentKeyring(),
 ): Record<string, string> {
-  const names = Object.keys(headers);
-  if (names.length === 0) return {};
-  if (!keyring)
-    throw new SecretKeyError(
-      `storing a server's headers (credentials) needs ${SECRET_KEY_ENV}: ${KEY_HINT}. ` +
-        'Credentials are never stored in plaintext.',
-    );
-  return Object.fromEntries(names.map((name) => [name, keyring.seal(headers[name]!, headerContext(url, name))]));
+  return sealEach(headers, (name) => headerContext(url, name), keyring, "a server's headers (credentials)");
 }
 
 /**
@@ -332,25 +325,11 @@ export function unsealHeaders(
   server: string,
   keyring: Keyring | null = currentKeyring(),
 ): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(stored)) {
-    if (!isSealed(value)) {
-      out[name] = value;
-      continue;
-    }
-    if (!keyring)
-      throw new SecretKeyError(
-        `the credentials of server ${JSON.stringify(server)} are sealed, and ${SECRET_KEY_ENV} is not set (${KEY_HINT})`,
-      );
-    try {
-      out[name] = keyring.unseal(value, headerContext(url, name));
-    } catch (err) {
-      throw new CredentialsUnreadableError(
-        `header ${JSON.stringify(name)} of server ${JSON.stringify(server)}: ${(err as Error).message}`,
-      );
-    }
-  }
-  return out;
+  return unsealEach(stored, (name) => headerContext(url, name), keyring, {
+    plaintextPasses: true,
+    noKey: `the credentials of server ${JSON.stringify(server)} are sealed`,
+    which: (name) => `header ${JSON.stringify(name)} of server ${JSON.stringify(server)}`,
+  });
 }
 
 /** Whether stored headers should be sealed again: plaintext, or sealed under an older key. */
@@ -373,35 +352,60 @@ export function sealEnv(
   command: string,
   keyring: Keyring | null = currentKeyring(),
 ): Record<string, string> {
-  const names = Object.keys(env);
-  if (names.length === 0) return {};
-  if (!keyring)
-    throw new SecretKeyError(
-      `storing a stdio server's env (values may be credentials) needs ${SECRET_KEY_ENV}: ${KEY_HINT}. ` +
-        'Credentials are never stored in plaintext.',
-    );
-  return Object.fromEntries(names.map((name) => [name, keyring.seal(env[name]!, envContext(command, name))]));
+  return sealEach(env, (name) => envContext(command, name), keyring, "a stdio server's env (values may be credentials)");
 }
 
-/** Unseal a stdio server's stored environment; `server` names the server in errors (never a value). */
+/** Unseal a stdio server's stored environment (always sealed); `server` names the server in errors (never a value). */
 export function unsealEnv(
   stored: Record<string, string>,
   command: string,
   server: string,
   keyring: Keyring | null = currentKeyring(),
 ): Record<string, string> {
+  return unsealEach(stored, (name) => envContext(command, name), keyring, {
+    plaintextPasses: false,
+    noKey: `the env of server ${JSON.stringify(server)} is sealed`,
+    which: (name) => `env ${JSON.stringify(name)} of server ${JSON.stringify(server)}`,
+  });
+}
+
+/** Seal each value of a map of secrets (header or env values), each bound to its own context. */
+function sealEach(
+  values: Record<string, string>,
+  context: (name: string) => string,
+  keyring: Keyring | null,
+  what: string,
+): Record<string, string> {
+  const names = Object.keys(values);
+  if (names.length === 0) return {};
+  if (!keyring)
+    throw new SecretKeyError(
+      `storing ${what} needs ${SECRET_KEY_ENV}: ${KEY_HINT}. Credentials are never stored in plaintext.`,
+    );
+  return Object.fromEntries(names.map((name) => [name, keyring.seal(values[name]!, context(name))]));
+}
+
+/**
+ * Unseal each value of a stored map. `plaintextPasses`: values stored before sealing began (headers)
+ * pass as they are; env was sealed from the start, so a plaintext value there fails like a bad seal.
+ */
+function unsealEach(
+  stored: Record<string, string>,
+  context: (name: string) => string,
+  keyring: Keyring | null,
+  say: { plaintextPasses: boolean; noKey: string; which: (name: string) => string },
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(stored)) {
-    if (!keyring)
-      throw new SecretKeyError(
-        `the env of server ${JSON.stringify(server)} is sealed, and ${SECRET_KEY_ENV} is not set (${KEY_HINT})`,
-      );
+    if (say.plaintextPasses && !isSealed(value)) {
+      out[name] = value;
+      continue;
+    }
+    if (!keyring) throw new SecretKeyError(`${say.noKey}, and ${SECRET_KEY_ENV} is not set (${KEY_HINT})`);
     try {
-      out[name] = keyring.unseal(value, envContext(command, name));
+      out[name] = keyring.unseal(value, context(name));
     } catch (err) {
-      throw new CredentialsUnreadableError(
-        `env ${JSON.stringify(name)} of server ${JSON.stringify(server)}: ${(err as Error).message}`,
-      );
+      throw new CredentialsUnreadableError(`${say.which(name)}: ${(err as Error).message}`);
     }
   }
   return out;
