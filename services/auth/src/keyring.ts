@@ -352,7 +352,12 @@ export function sealEnv(
   command: string,
   keyring: Keyring | null = currentKeyring(),
 ): Record<string, string> {
-  return sealEach(env, (name) => envContext(command, name), keyring, "a stdio server's env (values may be credentials)");
+  return sealEach(
+    env,
+    (name) => envContext(command, name),
+    keyring,
+    "a stdio server's env (values may be credentials)",
+  );
 }
 
 /** Unseal a stdio server's stored environment (always sealed); `server` names the server in errors (never a value). */
