@@ -79,8 +79,9 @@ describe("the editor's Command mode", () => {
     await page.getByRole('button', { name: 'Add variable' }).click();
     await page.getByLabel('Variable', { exact: true }).fill('SIM_NOTE');
     await page.getByLabel('Value', { exact: true }).fill('from-the-editor');
-    await page.getByLabel('Interval').fill('2s');
-    await page.getByLabel('Timeout').fill('1500ms');
+    // Each run starts a Node process, which takes seconds while a test run loads both cores.
+    await page.getByLabel('Interval').fill('5s');
+    await page.getByLabel('Timeout').fill('5s');
     expect(await save().isDisabled()).toBe(false);
     await save().click();
     await page.waitForURL(/\/servers\/[0-9a-f-]{36}$/, { timeout: 20_000 }).catch(async (err) => {
@@ -122,7 +123,7 @@ describe("the editor's Command mode", () => {
     // The value never comes to the browser.
     expect(await page.getByLabel('Value', { exact: true }).inputValue()).toBe('');
     expect(await page.content()).not.toContain('from-the-editor');
-    await page.getByLabel('Interval').fill('3s');
+    await page.getByLabel('Interval').fill('6s');
     await save().click();
     await page.waitForURL(/\/servers\/[0-9a-f-]{36}$/, { timeout: 20_000 }).catch(async (err) => {
       const alert = await page
@@ -132,7 +133,7 @@ describe("the editor's Command mode", () => {
       throw new Error(`${err.message}\nthe form said: ${alert}\n${web.output()}`);
     });
     const stored = await getServer(m.store.db, added.id);
-    expect(stored).toMatchObject({ intervalMs: 3_000, command: { command: NODE, args: v2.args } });
+    expect(stored).toMatchObject({ intervalMs: 6_000, command: { command: NODE, args: v2.args } });
     expect(stored?.command?.env).toEqual({ SIM_NOTE: 'from-the-editor' });
   }, 60_000);
 });
