@@ -203,7 +203,8 @@ describe("the API's server body", () => {
       json: { revision: '2025-06-18' },
     });
     expect(pinned.status).toBe(201);
-    const http = await post({ name: 'api-http', url: 'https://example.com/mcp' });
+    // Stored while agents run, so it is probed: loopback only, a port nothing listens on.
+    const http = await post({ name: 'api-http', url: 'http://127.0.0.1:9/mcp' });
     expect(
       (await api(`/api/servers/${http.body.server.id}`, { method: 'PATCH', json: { command: 'node' } })).status,
     ).toBe(400);
