@@ -15,6 +15,7 @@ import {
   testConsensus,
 } from '@mcp-fleet/store';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { fillInSlices } from './gauge-fill';
 import { GaugeSnapshot, type GaugeSnapshotOptions } from './gauge-snapshot';
 
 export interface ServerState {
@@ -180,40 +181,34 @@ export function createControlMetrics(sources: ControlMetricsSources) {
     help: 'The revision a server speaks in a region (its newest-supported test), 1 per series.',
     labelNames: ['server', 'region', 'negotiated_version', 'era'] as const,
     registers: [registry],
-    async collect() {
-      this.reset();
-      for (const s of await states())
-        if (s.revision)
-          this.set(
-            {
-              server: s.server,
-              region: s.region,
-              negotiated_version: revisionLabel(s.revision),
-              era: s.era ?? 'unknown',
-            },
-            1,
-          );
-    },
+    collect: fillInSlices(states, (s, set) => {
+      if (s.revision)
+        set(
+          {
+            server: s.server,
+            region: s.region,
+            negotiated_version: revisionLabel(s.revision),
+            era: s.era ?? 'unknown',
+          },
+          1,
+        );
+    }),
   });
   new Gauge({
     name: 'mcp_server_up',
     help: '1 when every test of a server last passed in a region (its worst state), 0 when any failed.',
     labelNames: ['server', 'region'] as const,
     registers: [registry],
-    async collect() {
-      this.reset();
-      for (const s of await states()) if (s.up !== null) this.set({ server: s.server, region: s.region }, s.up ? 1 : 0);
-    },
+    collect: fillInSlices(states, (s, set) => {
+      if (s.up !== null) set({ server: s.server, region: s.region }, s.up ? 1 : 0);
+    }),
   });
   new Gauge({
     name: 'mcp_server_failing_pinned_tests',
     help: 'Pinned tests of a server whose last run in a region failed (the server no longer speaks that revision).',
     labelNames: ['server', 'region'] as const,
     registers: [registry],
-    async collect() {
-      this.reset();
-      for (const s of await states()) this.set({ server: s.server, region: s.region }, s.failingPinnedTests);
-    },
+    collect: fillInSlices(states, (s, set) => set({ server: s.server, region: s.region }, s.failingPinnedTests)),
   });
   // One read of check_states (grouped per server in SQL) per scrape, shared by both gauges.
   let conformancePending: Promise<{ server: string; mustFailing: number }[]> | undefined;
@@ -238,11 +233,10 @@ export function createControlMetrics(sources: ControlMetricsSources) {
       help,
       labelNames: ['server', 'test', 'revision'] as const,
       registers: [registry],
-      async collect() {
-        this.reset();
-        for (const t of (await regions()).tests)
-          this.set({ server: t.server, test: t.test, revision: t.revision }, value(t));
-      },
+      collect: fillInSlices(
+        async () => (await regions()).tests,
+        (t, set) => set({ server: t.server, test: t.test, revision: t.revision }, value(t)),
+      ),
     });
   testGauge(
     'mcp_test_failing',
@@ -266,40 +260,34 @@ export function createControlMetrics(sources: ControlMetricsSources) {
     help: "1 when a server's regions have negotiated different revisions for at least its disagreementAfter, else 0.",
     labelNames: ['server'] as const,
     registers: [registry],
-    async collect() {
-      this.reset();
-      for (const s of (await regions()).servers) this.set({ server: s.server }, s.disagreeing ? 1 : 0);
-    },
+    collect: fillInSlices(
+      async () => (await regions()).servers,
+      (s, set) => set({ server: s.server }, s.disagreeing ? 1 : 0),
+    ),
   });
   new Gauge({
     name: 'mcp_server_region_disagreement_seconds',
     help: "How long a server's longest open region disagreement has lasted (0 when its regions agree).",
     labelNames: ['server'] as const,
     registers: [registry],
-    async collect() {
-      this.reset();
-      for (const s of (await regions()).servers) this.set({ server: s.server }, s.seconds);
-    },
+    collect: fillInSlices(
+      async () => (await regions()).servers,
+      (s, set) => set({ server: s.server }, s.seconds),
+    ),
   });
   new Gauge({
     name: 'mcp_conformance_must_failing',
     help: "MUST conformance checks a server fails in some region (its live conformance tests' latest runs).",
     labelNames: ['server'] as const,
     registers: [registry],
-    async collect() {
-      this.reset();
-      for (const c of await conformance()) this.set({ server: c.server }, c.mustFailing);
-    },
+    collect: fillInSlices(conformance, (c, set) => set({ server: c.server }, c.mustFailing)),
   });
   new Gauge({
     name: 'mcp_conformance_passing',
     help: '1 when a server with conformance tests fails no MUST check in any region, 0 when it fails one.',
     labelNames: ['server'] as const,
     registers: [registry],
-    async collect() {
-      this.reset();
-      for (const c of await conformance()) this.set({ server: c.server }, c.mustFailing === 0 ? 1 : 0);
-    },
+    collect: fillInSlices(conformance, (c, set) => set({ server: c.server }, c.mustFailing === 0 ? 1 : 0)),
   });
   return {
     registry,
