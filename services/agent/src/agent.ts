@@ -282,7 +282,7 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
     } finally {
       clearInterval(keepAlive);
       working.delete(work);
-      sizer?.ended(performance.now() - began);
+      sizer?.ended(performance.now() - began, working.size);
       changed();
     }
   };

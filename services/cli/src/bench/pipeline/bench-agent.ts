@@ -1,5 +1,6 @@
 // The bench's agent, in the pass's process (BENCH_AGENT_PROCS=0) or in one of its own: a NATS
 // connection of its own, as an agent elsewhere would have, and a count of the jobs it was handed.
+import { appendFileSync } from 'node:fs';
 import { type Agent, startAgent } from '@mcp-fleet/agent';
 import { type Bus, connectNatsBus, type NatsBus } from '@mcp-fleet/bus';
 import { benchLogger, LOOPBACK_FLOOR, NATS_URL, REGION } from './settings';
@@ -29,11 +30,31 @@ export async function startBenchAgent(namespace: string, concurrency: number | u
       log,
       probeFloor: LOOPBACK_FLOOR,
     });
-    return { agent, stats: seen.stats, stop: () => agent.stop().finally(() => bus.close()) };
+    const trace = traceAgent(agent, process.env.BENCH_TRACE_AGENT);
+    return {
+      agent,
+      stats: seen.stats,
+      stop: () => {
+        clearInterval(trace);
+        return agent.stop().finally(() => bus.close());
+      },
+    };
   } catch (err) {
     await bus.close();
     throw err;
   }
+}
+
+/**
+ * BENCH_TRACE_AGENT=<file>: every 250 ms a line `ms since the epoch,limit,in flight` — how the
+ * agent's 'auto' concurrency follows the ticks (what showed it sitting at its limit).
+ */
+function traceAgent(agent: Agent, file: string | undefined): NodeJS.Timeout | undefined {
+  if (!file) return undefined;
+  return setInterval(async () => {
+    const limit = (await agent.registry.getSingleMetric('mcp_agent_concurrency_limit')?.get())?.values[0]?.value;
+    appendFileSync(file, `${Date.now()},${limit ?? ''},${agent.inFlight()}\n`);
+  }, 250);
 }
 
 /** Jobs an agent was handed more than once (a redelivery or a double publish) show up here. */
