@@ -15,7 +15,7 @@ import {
   testConsensus,
 } from '@mcp-fleet/store';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { fillInSlices } from './gauge-fill';
+import { FleetExposition } from './fleet-exposition';
 import { GaugeSnapshot, type GaugeSnapshotOptions } from './gauge-snapshot';
 
 export interface ServerState {
@@ -66,8 +66,18 @@ export interface RegionsState {
   servers: ServerDisagreementState[];
 }
 
+/** prom-client's registry, and after its text the fleet-wide families' (rendered apart: fleet-exposition.ts). */
+class ControlRegistry extends Registry {
+  fleetText: () => Promise<string> = async () => '';
+
+  override async metrics(): Promise<string> {
+    const [own, fleet] = await Promise.all([super.metrics(), this.fleetText()]);
+    return `${own}\n${fleet}`;
+  }
+}
+
 export function createControlMetrics(sources: ControlMetricsSources) {
-  const registry = new Registry();
+  const registry = new ControlRegistry();
   collectProcessMetrics(registry);
   const jobs = new Counter({
     name: 'mcp_scheduler_jobs_total',
@@ -170,125 +180,92 @@ export function createControlMetrics(sources: ControlMetricsSources) {
       for (const a of await sources.agentsSeen()) this.set({ region: a.region }, a.count);
     },
   });
-  // The state gauges share one read of the database per scrape.
-  let pending: Promise<ServerState[]> | undefined;
-  const states = () => {
-    pending ??= sources.serverStates().finally(() => setTimeout(() => (pending = undefined), 0));
-    return pending;
+  // The fleet-wide families: text rendered once per snapshot (fleet-exposition.ts), appended to
+  // the registry's at each scrape. Label values are the fleet's servers and tests: bounded.
+  const stateFamilies = new FleetExposition<ServerState>([
+    {
+      name: 'mcp_server_revision_info',
+      help: 'The revision a server speaks in a region (its newest-supported test), 1 per series.',
+      series: (s) =>
+        s.revision
+          ? [
+              {
+                server: s.server,
+                region: s.region,
+                negotiated_version: revisionLabel(s.revision),
+                era: s.era ?? 'unknown',
+              },
+              1,
+            ]
+          : null,
+    },
+    {
+      name: 'mcp_server_up',
+      help: '1 when every test of a server last passed in a region (its worst state), 0 when any failed.',
+      series: (s) => (s.up === null ? null : [{ server: s.server, region: s.region }, s.up ? 1 : 0]),
+    },
+    {
+      name: 'mcp_server_failing_pinned_tests',
+      help: 'Pinned tests of a server whose last run in a region failed (the server no longer speaks that revision).',
+      series: (s) => [{ server: s.server, region: s.region }, s.failingPinnedTests],
+    },
+  ]);
+  // Multi-region truth (docs/regions.md): test consensus, and each server's disagreement (whose
+  // duration is the scrape's own clock's: rendered at each scrape).
+  const testLabels = (t: TestConsensusState) => ({ server: t.server, test: t.test, revision: t.revision });
+  const testFamilies = new FleetExposition<TestConsensusState>([
+    {
+      name: 'mcp_test_failing',
+      help: "1 when a test's consensus state is failing (a quorum of its regions failed failAfter runs in a row), else 0.",
+      series: (t) => [testLabels(t), t.failing ? 1 : 0],
+    },
+    {
+      name: 'mcp_test_regions_failing',
+      help: 'Regions in which a test failed its last failAfter runs in a row.',
+      series: (t) => [testLabels(t), t.regionsFailing],
+    },
+    // The regions total a quorum is taken of. Not `_total`: Prometheus keeps that suffix for counters
+    // (promtool check metrics; control's metrics test holds every gauge to it).
+    {
+      name: 'mcp_test_regions',
+      help: 'Regions of the fleet that have run a test: the total its quorum is taken of.',
+      series: (t) => [testLabels(t), t.regionsTotal],
+    },
+  ]);
+  const disagreementFamilies = new FleetExposition<ServerDisagreementState>([
+    {
+      name: 'mcp_server_region_disagreement',
+      help: "1 when a server's regions have negotiated different revisions for at least its disagreementAfter, else 0.",
+      series: (s) => [{ server: s.server }, s.disagreeing ? 1 : 0],
+    },
+    {
+      name: 'mcp_server_region_disagreement_seconds',
+      help: "How long a server's longest open region disagreement has lasted (0 when its regions agree).",
+      series: (s) => [{ server: s.server }, s.seconds],
+    },
+  ]);
+  const conformanceFamilies = new FleetExposition<{ server: string; mustFailing: number }>([
+    {
+      name: 'mcp_conformance_must_failing',
+      help: "MUST conformance checks a server fails in some region (its live conformance tests' latest runs).",
+      series: (c) => [{ server: c.server }, c.mustFailing],
+    },
+    {
+      name: 'mcp_conformance_passing',
+      help: '1 when a server with conformance tests fails no MUST check in any region, 0 when it fails one.',
+      series: (c) => [{ server: c.server }, c.mustFailing === 0 ? 1 : 0],
+    },
+  ]);
+  registry.fleetText = async () => {
+    const regions = sources.regions?.() ?? Promise.resolve({ tests: [], servers: [] });
+    const texts = await Promise.all([
+      sources.serverStates().then((states) => stateFamilies.text(states)),
+      regions.then((r) => testFamilies.text(r.tests)),
+      regions.then((r) => disagreementFamilies.text(r.servers)),
+      (sources.conformance?.() ?? Promise.resolve([])).then((c) => conformanceFamilies.text(c)),
+    ]);
+    return texts.join('\n');
   };
-  new Gauge({
-    name: 'mcp_server_revision_info',
-    help: 'The revision a server speaks in a region (its newest-supported test), 1 per series.',
-    labelNames: ['server', 'region', 'negotiated_version', 'era'] as const,
-    registers: [registry],
-    collect: fillInSlices(states, (s, set) => {
-      if (s.revision)
-        set(
-          {
-            server: s.server,
-            region: s.region,
-            negotiated_version: revisionLabel(s.revision),
-            era: s.era ?? 'unknown',
-          },
-          1,
-        );
-    }),
-  });
-  new Gauge({
-    name: 'mcp_server_up',
-    help: '1 when every test of a server last passed in a region (its worst state), 0 when any failed.',
-    labelNames: ['server', 'region'] as const,
-    registers: [registry],
-    collect: fillInSlices(states, (s, set) => {
-      if (s.up !== null) set({ server: s.server, region: s.region }, s.up ? 1 : 0);
-    }),
-  });
-  new Gauge({
-    name: 'mcp_server_failing_pinned_tests',
-    help: 'Pinned tests of a server whose last run in a region failed (the server no longer speaks that revision).',
-    labelNames: ['server', 'region'] as const,
-    registers: [registry],
-    collect: fillInSlices(states, (s, set) => set({ server: s.server, region: s.region }, s.failingPinnedTests)),
-  });
-  // One read of check_states (grouped per server in SQL) per scrape, shared by both gauges.
-  let conformancePending: Promise<{ server: string; mustFailing: number }[]> | undefined;
-  const conformance = () => {
-    conformancePending ??= (sources.conformance?.() ?? Promise.resolve([])).finally(() =>
-      setTimeout(() => (conformancePending = undefined), 0),
-    );
-    return conformancePending;
-  };
-  // Multi-region truth (docs/regions.md): one read of test states and open disagreements per scrape,
-  // shared by the five gauges. Label values are the fleet's servers and their tests' keys: bounded.
-  let regionsPending: Promise<RegionsState> | undefined;
-  const regions = () => {
-    regionsPending ??= (sources.regions?.() ?? Promise.resolve({ tests: [], servers: [] })).finally(() =>
-      setTimeout(() => (regionsPending = undefined), 0),
-    );
-    return regionsPending;
-  };
-  const testGauge = (name: string, help: string, value: (t: TestConsensusState) => number) =>
-    new Gauge({
-      name,
-      help,
-      labelNames: ['server', 'test', 'revision'] as const,
-      registers: [registry],
-      collect: fillInSlices(
-        async () => (await regions()).tests,
-        (t, set) => set({ server: t.server, test: t.test, revision: t.revision }, value(t)),
-      ),
-    });
-  testGauge(
-    'mcp_test_failing',
-    "1 when a test's consensus state is failing (a quorum of its regions failed failAfter runs in a row), else 0.",
-    (t) => (t.failing ? 1 : 0),
-  );
-  testGauge(
-    'mcp_test_regions_failing',
-    'Regions in which a test failed its last failAfter runs in a row.',
-    (t) => t.regionsFailing,
-  );
-  // The regions total a quorum is taken of. Not `_total`: Prometheus keeps that suffix for counters
-  // (promtool check metrics; control's metrics test holds every gauge to it).
-  testGauge(
-    'mcp_test_regions',
-    'Regions of the fleet that have run a test: the total its quorum is taken of.',
-    (t) => t.regionsTotal,
-  );
-  new Gauge({
-    name: 'mcp_server_region_disagreement',
-    help: "1 when a server's regions have negotiated different revisions for at least its disagreementAfter, else 0.",
-    labelNames: ['server'] as const,
-    registers: [registry],
-    collect: fillInSlices(
-      async () => (await regions()).servers,
-      (s, set) => set({ server: s.server }, s.disagreeing ? 1 : 0),
-    ),
-  });
-  new Gauge({
-    name: 'mcp_server_region_disagreement_seconds',
-    help: "How long a server's longest open region disagreement has lasted (0 when its regions agree).",
-    labelNames: ['server'] as const,
-    registers: [registry],
-    collect: fillInSlices(
-      async () => (await regions()).servers,
-      (s, set) => set({ server: s.server }, s.seconds),
-    ),
-  });
-  new Gauge({
-    name: 'mcp_conformance_must_failing',
-    help: "MUST conformance checks a server fails in some region (its live conformance tests' latest runs).",
-    labelNames: ['server'] as const,
-    registers: [registry],
-    collect: fillInSlices(conformance, (c, set) => set({ server: c.server }, c.mustFailing)),
-  });
-  new Gauge({
-    name: 'mcp_conformance_passing',
-    help: '1 when a server with conformance tests fails no MUST check in any region, 0 when it fails one.',
-    labelNames: ['server'] as const,
-    registers: [registry],
-    collect: fillInSlices(conformance, (c, set) => set({ server: c.server }, c.mustFailing === 0 ? 1 : 0)),
-  });
   return {
     registry,
     jobs,
@@ -334,14 +311,19 @@ export function controlMetricsSources(
     onError,
   );
   const all = [states, conformance, regions];
+  let lastTests: { consensus: readonly TestConsensus[]; tests: TestConsensusState[] } | undefined;
   return {
     poison: () => bus.stats().poison,
     serverStates: () => states.get(),
     conformance: () => conformance.get(),
-    // How long a disagreement has lasted is the scrape's own clock's, not the snapshot's.
+    // How long a disagreement has lasted is the scrape's own clock's, not the snapshot's. The tests'
+    // states are the snapshot's: the same list while it is (their text is not rendered again).
     regions: async () => {
       const [consensus, open] = await regions.get();
-      return regionsState(consensus, open, new Date());
+      const state = regionsState(consensus, open, new Date());
+      if (lastTests?.consensus === consensus) state.tests = lastTests.tests;
+      else lastTests = { consensus, tests: state.tests };
+      return state;
     },
     agentsSeen: async () => {
       const byRegion = new Map<string, number>();
