@@ -311,18 +311,24 @@ export function controlMetricsSources(
     onError,
   );
   const all = [states, conformance, regions];
-  let lastTests: { consensus: readonly TestConsensus[]; tests: TestConsensusState[] } | undefined;
+  let last:
+    | { consensus: readonly TestConsensus[]; tests: TestConsensusState[]; quietServers?: ServerDisagreementState[] }
+    | undefined;
   return {
     poison: () => bus.stats().poison,
     serverStates: () => states.get(),
     conformance: () => conformance.get(),
-    // How long a disagreement has lasted is the scrape's own clock's, not the snapshot's. The tests'
-    // states are the snapshot's: the same list while it is (their text is not rendered again).
+    // How long a disagreement has lasted is the scrape's own clock's, not the snapshot's. The rest
+    // is the snapshot's: the same lists while it is (their text is not rendered again), the
+    // servers' too while no disagreement is open (every one of them 0).
     regions: async () => {
       const [consensus, open] = await regions.get();
       const state = regionsState(consensus, open, new Date());
-      if (lastTests?.consensus === consensus) state.tests = lastTests.tests;
-      else lastTests = { consensus, tests: state.tests };
+      if (last?.consensus !== consensus) last = { consensus, tests: state.tests };
+      else state.tests = last.tests;
+      if (open.length > 0) return state;
+      last.quietServers ??= state.servers;
+      state.servers = last.quietServers;
       return state;
     },
     agentsSeen: async () => {

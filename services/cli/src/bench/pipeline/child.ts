@@ -4,6 +4,7 @@ import { startCheapFleet } from '@mcp-fleet/fleet-sim';
 import { startBenchAgent } from './bench-agent';
 import type { FromChild, ToChild } from './children';
 import { startWindowProfile, type WindowProfile } from './profile';
+import { scrapeEvery } from './scraper';
 
 const [role, ...args] = process.argv.slice(2);
 const send = (m: FromChild) => process.send?.(m);
@@ -13,9 +14,22 @@ process.on('SIGTERM', () => {});
 
 if (role === 'fleet') {
   const fleet = await startCheapFleet({ count: Number(args[0]) });
-  process.on('message', (m: ToChild) => m.type === 'stats' && send({ type: 'stats', requests: fleet.requests() }));
+  let scraper: ReturnType<typeof scrapeEvery> | undefined;
+  process.on('message', (m: ToChild) => {
+    if (m.type === 'stats') send({ type: 'stats', requests: fleet.requests() });
+    else if (m.type === 'scrape-stop') scraper?.stop();
+    else if (m.type === 'scrape-start') {
+      scraper?.stop();
+      scraper = scrapeEvery(m.url, m.everyS, (e) =>
+        process.stderr.write(`  a scrape of control's /metrics failed: ${e}\n`),
+      );
+    } else if (m.type === 'scrapes') send({ type: 'scrapes', scrapes: scraper?.scrapes() ?? [] });
+  });
   // The parent going away (even killed) ends the fleet.
-  process.on('disconnect', () => void fleet.close().then(() => process.exit(0)));
+  process.on('disconnect', () => {
+    scraper?.stop();
+    void fleet.close().then(() => process.exit(0));
+  });
   send({ type: 'ready', urls: fleet.urls });
 } else {
   const [namespace, concurrency] = args;

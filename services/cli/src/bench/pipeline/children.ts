@@ -3,19 +3,24 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { DeliveryStats } from './bench-agent';
+import type { Scrape } from './scraper';
 import { note } from './settings';
 
 export type ToChild =
   | { type: 'stats' }
   | { type: 'stop' }
   | { type: 'profile-start' }
-  | { type: 'profile-stop'; file: string };
+  | { type: 'profile-stop'; file: string }
+  | { type: 'scrape-start'; url: string; everyS: number }
+  | { type: 'scrape-stop' }
+  | { type: 'scrapes' };
 export type FromChild =
   | { type: 'ready'; urls?: string[] }
   | { type: 'profiling' }
   | { type: 'profiled' }
   | ({ type: 'stats'; requests?: number } & Partial<DeliveryStats>)
-  | { type: 'stopped' };
+  | { type: 'stopped' }
+  | { type: 'scrapes'; scrapes: Scrape[] };
 
 const CHILD = fileURLToPath(new URL('./child.ts', import.meta.url));
 
@@ -46,6 +51,10 @@ export function forkChild(role: 'fleet' | 'agent', args: string[]) {
   return {
     pid: child.pid ?? 0,
     next,
+    /** A message that has no answer. */
+    send(msg: ToChild) {
+      if (child.connected) child.send(msg);
+    },
     ask<T extends FromChild['type']>(msg: ToChild, type: T) {
       const answer = next(type);
       if (child.connected) child.send(msg);

@@ -21,6 +21,8 @@
 // control process; n = n agent processes), BENCH_AGENT_CONCURRENCY and BENCH_INGEST_CONCURRENCY (the
 // services' defaults), BENCH_DRAIN s (30), BENCH_STEPS (find-max intervals in s; default the base
 // rate × 1.25, 1.5, 1.75, 2, 2.5, 3, 4), BENCH_RAW (append one CSV line per job to this file),
+// BENCH_SCRAPE s (15: control's /metrics scraped as Prometheus would; 0 = not),
+// BENCH_TRACE_AGENT (each agent appends its concurrency limit and jobs in flight every 250 ms),
 // BENCH_ADMIN_URL (postgres://postgres@127.0.0.1:5432/postgres), NATS_URL (nats://127.0.0.1:4222).
 //
 // This file is the entry and the find-max loop; pass.ts is one pass, child.ts the child processes,
@@ -57,6 +59,7 @@ async function main(): Promise<void> {
     agentConcurrency: envNumber('BENCH_AGENT_CONCURRENCY', undefined),
     ingestConcurrency: envNumber('BENCH_INGEST_CONCURRENCY', undefined),
     drainS: envNumber('BENCH_DRAIN', 30)!,
+    scrapeS: envNumber('BENCH_SCRAPE', 15)!,
   };
   const steps = values['find-max']
     ? (process.env.BENCH_STEPS?.split(',').map(Number) ??

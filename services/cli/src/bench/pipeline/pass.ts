@@ -18,6 +18,7 @@ import { observeControlBus } from './observe';
 import { cpuPercent, cpuSnapshot } from './proc-cpu';
 import { startWindowProfile } from './profile';
 import { type PassResult, quantiles, verdict } from './result';
+import { startScraper } from './scraper';
 import { ADMIN_URL, benchLogger, type Config, NATS_URL, note, REGION, round } from './settings';
 
 export async function runPass(cfg: Config, fleet: Child, urls: readonly string[], admin: Store): Promise<PassResult> {
@@ -80,6 +81,7 @@ export async function runPass(cfg: Config, fleet: Child, urls: readonly string[]
       note(`  +${s}s published ${seen.published.size}, committed ${seen.committed.size}`);
     }, 15_000);
     progress.unref();
+    const scraper = startScraper(fleet, control.url, cfg.scrapeS);
     try {
       await sleep(warmupS * 1000);
       throwIfAborted();
@@ -211,6 +213,7 @@ export async function runPass(cfg: Config, fleet: Child, urls: readonly string[]
         cpu: cpuPercent(cpu0, cpu1, measuredS, cfg.agentProcs === 0),
         cpuMsPerJob: 0,
         targetRequests: requests1 - requests0,
+        scrapes: await scraper.between(windowStart, windowEnd),
         sustained: false,
         why: [],
       };
@@ -222,6 +225,7 @@ export async function runPass(cfg: Config, fleet: Child, urls: readonly string[]
       return result;
     } finally {
       clearInterval(progress);
+      scraper.stop();
     }
   } finally {
     // Everything this pass started, in reverse, each step on its own so one failure stops no other.

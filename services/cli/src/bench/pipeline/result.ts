@@ -41,6 +41,8 @@ export interface PassResult {
   cpuMsPerJob: number;
   cpu: Record<string, number>;
   targetRequests: number;
+  /** Control's /metrics scraped as Prometheus would (scraper.ts), scrapes begun in the window. */
+  scrapes: { everyS: number; ms: Quantiles; bytes: number };
   sustained: boolean;
   why: string[];
 }

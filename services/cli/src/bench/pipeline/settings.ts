@@ -23,6 +23,8 @@ export interface Config {
   agentConcurrency: number | undefined;
   ingestConcurrency: number | undefined;
   drainS: number;
+  /** Control's /metrics scraped every this many seconds through the pass; 0: never (but at the window's ends). */
+  scrapeS: number;
 }
 
 /** Logs go to stderr, so `--json` keeps stdout to itself; only warnings and worse. */

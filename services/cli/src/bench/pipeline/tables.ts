@@ -79,6 +79,18 @@ export function printTables(cfg: Config, passes: PassResult[], load: { start: nu
       '',
       `control's histogram p99 over the whole pass (the start publishes every still-fresh slot at once): ${whole.join(', ')}`,
     );
+  const scraped = passes.filter((p) => p.scrapes.ms.n > 0);
+  if (scraped.length)
+    out.push(
+      '',
+      `control's /metrics scraped every ${scraped[0]!.scrapes.everyS} s through each pass (as Prometheus would), in the window: ` +
+        scraped
+          .map(
+            (p) =>
+              `${p.intervalS} s ${p.scrapes.ms.n} scrapes, ${p.scrapes.ms.p50} / ${p.scrapes.ms.max} ms p50 / max, ${round(p.scrapes.bytes / 1e6)} MB`,
+          )
+          .join('; '),
+    );
   for (const p of passes.filter((x) => !x.sustained))
     out.push('', `${p.intervalS} s not sustained: ${p.why.join('; ')}`);
   const best = passes.filter((p) => p.sustained).sort((a, b) => b.targetPerS - a.targetPerS)[0];
