@@ -199,7 +199,7 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
       tellOtherControls();
       gauges.changed();
     },
-    metricsText: async () => ({ text: await metrics.registry.metrics(), contentType: metrics.registry.contentType }),
+    metricsText: async () => ({ text: await metrics.registry.exposition(), contentType: metrics.registry.contentType }),
     ready: () => !stopping,
     scheduling: () => lease.held,
   });

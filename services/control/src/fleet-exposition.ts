@@ -19,16 +19,20 @@ export interface FleetFamily<T> {
   series(item: T): readonly [labels: Readonly<Record<string, string>>, value: number] | null;
 }
 
-/** Gauge families over one list (a snapshot's); the same list is not rendered twice. */
+/**
+ * Gauge families over one list (a snapshot's); the same list is not rendered twice. The text is
+ * kept as UTF-8 bytes, so a scrape writes it as it is: no copy of tens of MB per scrape to collect.
+ */
 export class FleetExposition<T> {
-  private last: { items: readonly T[]; text: Promise<string> } | undefined;
+  private last: { items: readonly T[]; bytes: Promise<Buffer> } | undefined;
 
   constructor(private readonly families: readonly FleetFamily<T>[]) {}
 
   /** The families' text for `items`: rendered when the list is not the one rendered last (concurrent scrapes share it). */
-  text(items: readonly T[]): Promise<string> {
-    if (this.last?.items !== items) this.last = { items, text: render(this.families, items) };
-    return this.last.text;
+  bytes(items: readonly T[]): Promise<Buffer> {
+    if (this.last?.items !== items)
+      this.last = { items, bytes: render(this.families, items).then((text) => Buffer.from(text)) };
+    return this.last.bytes;
   }
 }
 

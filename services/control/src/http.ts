@@ -31,7 +31,13 @@ export interface ApiRequest {
   bodyKind: BodyKind | undefined;
 }
 
-export type Reply = { status?: number; json?: unknown; text?: string; contentType?: string };
+/** `text` may come in pieces (control's /metrics: rendered bytes kept between scrapes), written in order. */
+export type Reply = {
+  status?: number;
+  json?: unknown;
+  text?: string | readonly (string | Uint8Array)[];
+  contentType?: string;
+};
 export type RouteHandler = (req: ApiRequest) => Promise<Reply>;
 /** A path served whole by another handler (control's MCP endpoint): it reads the body itself. */
 export type MountedHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
@@ -212,7 +218,11 @@ function send(res: ServerResponse, status: number, reply: Reply, headers: Record
   if (res.headersSent) return;
   if (reply.text !== undefined) {
     res.writeHead(status, { ...headers, 'content-type': reply.contentType ?? 'text/plain; charset=utf-8' });
-    res.end(reply.text);
+    if (typeof reply.text === 'string') res.end(reply.text);
+    else {
+      for (const piece of reply.text) res.write(piece);
+      res.end();
+    }
     return;
   }
   if (reply.json === undefined && status === 204) {

@@ -68,11 +68,16 @@ export interface RegionsState {
 
 /** prom-client's registry, and after its text the fleet-wide families' (rendered apart: fleet-exposition.ts). */
 class ControlRegistry extends Registry {
-  fleetText: () => Promise<string> = async () => '';
+  fleetBytes: () => Promise<Buffer[]> = async () => [];
+
+  /** What a scrape sends, in pieces: the registry's text, then each family group's bytes as rendered. */
+  async exposition(): Promise<(string | Buffer)[]> {
+    const [own, fleet] = await Promise.all([super.metrics(), this.fleetBytes()]);
+    return [own, ...fleet.flatMap((bytes) => ['\n', bytes])];
+  }
 
   override async metrics(): Promise<string> {
-    const [own, fleet] = await Promise.all([super.metrics(), this.fleetText()]);
-    return `${own}\n${fleet}`;
+    return (await this.exposition()).map((piece) => piece.toString()).join('');
   }
 }
 
@@ -256,15 +261,14 @@ export function createControlMetrics(sources: ControlMetricsSources) {
       series: (c) => [{ server: c.server }, c.mustFailing === 0 ? 1 : 0],
     },
   ]);
-  registry.fleetText = async () => {
+  registry.fleetBytes = () => {
     const regions = sources.regions?.() ?? Promise.resolve({ tests: [], servers: [] });
-    const texts = await Promise.all([
-      sources.serverStates().then((states) => stateFamilies.text(states)),
-      regions.then((r) => testFamilies.text(r.tests)),
-      regions.then((r) => disagreementFamilies.text(r.servers)),
-      (sources.conformance?.() ?? Promise.resolve([])).then((c) => conformanceFamilies.text(c)),
+    return Promise.all([
+      sources.serverStates().then((states) => stateFamilies.bytes(states)),
+      regions.then((r) => testFamilies.bytes(r.tests)),
+      regions.then((r) => disagreementFamilies.bytes(r.servers)),
+      (sources.conformance?.() ?? Promise.resolve([])).then((c) => conformanceFamilies.bytes(c)),
     ]);
-    return texts.join('\n');
   };
   return {
     registry,

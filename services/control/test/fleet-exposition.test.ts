@@ -2,7 +2,7 @@
 // Prometheus text format (hostile label values escaped, not breaking a line), the event loop turns
 // while a large fleet renders (ingest shares it), and a snapshot's text is rendered once.
 import { describe, expect, it } from 'vitest';
-import { type FleetFamily, FleetExposition, RENDER_SLICE } from '../src/fleet-exposition';
+import { FleetExposition, type FleetFamily, RENDER_SLICE } from '../src/fleet-exposition';
 
 type Up = { server: string; region: string; up: boolean | null };
 let rendered = 0;
@@ -17,6 +17,8 @@ const families: FleetFamily<Up>[] = [
   },
   { name: 'fleet_seconds', help: 'Seconds.', series: (s) => [{ server: s.server }, s.up ? 1.5 : Number.NaN] },
 ];
+
+const textOf = async (exposition: FleetExposition<Up>, items: Up[]) => (await exposition.bytes(items)).toString();
 
 /** Every sample line as [name, labels, value], parsed the way the text format is. */
 function samples(text: string) {
@@ -39,7 +41,7 @@ function samples(text: string) {
 describe('fleet-wide families as text', () => {
   it('renders HELP, TYPE and one line per series, escaping what a label value or help holds', async () => {
     const hostile = 'a"b\\c\nfleet_up{server="x"} 1';
-    const text = await new FleetExposition(families).text([
+    const text = await textOf(new FleetExposition(families), [
       { server: 'orders', region: 'eu-west', up: true },
       { server: hostile, region: 'us-east', up: false },
       { server: 'new', region: 'eu-west', up: null },
@@ -60,7 +62,7 @@ describe('fleet-wide families as text', () => {
   });
 
   it('gives a family with no series its HELP and TYPE all the same', async () => {
-    expect(await new FleetExposition(families).text([])).toBe(
+    expect(await textOf(new FleetExposition(families), [])).toBe(
       '# HELP fleet_up Up.\\nSecond line \\\\ of help.\n# TYPE fleet_up gauge\n\n# HELP fleet_seconds Seconds.\n# TYPE fleet_seconds gauge\n',
     );
   });
@@ -72,7 +74,7 @@ describe('fleet-wide families as text', () => {
     setImmediate(() => {
       renderedWhenLoopTurned = rendered;
     });
-    const text = await new FleetExposition(families).text(fleet);
+    const text = await textOf(new FleetExposition(families), fleet);
     expect(renderedWhenLoopTurned).toBeDefined();
     expect(renderedWhenLoopTurned!).toBeLessThan(fleet.length);
     expect(samples(text)).toHaveLength(2 * fleet.length);
@@ -82,12 +84,12 @@ describe('fleet-wide families as text', () => {
     const exposition = new FleetExposition(families);
     const snapshot = [{ server: 'a', region: 'r', up: true }];
     rendered = 0;
-    const [a, b] = await Promise.all([exposition.text(snapshot), exposition.text(snapshot)]);
-    expect(a).toBe(b);
-    await exposition.text(snapshot);
+    const [a, b] = await Promise.all([exposition.bytes(snapshot), exposition.bytes(snapshot)]);
+    expect(a).toBe(b); // the very same bytes
+    expect(await exposition.bytes(snapshot)).toBe(a);
     expect(rendered).toBe(1);
     const next = [{ server: 'a', region: 'r', up: false }];
-    expect(samples(await exposition.text(next))[0]).toEqual(['fleet_up', { server: 'a', region: 'r' }, '0']);
+    expect(samples(await textOf(exposition, next))[0]).toEqual(['fleet_up', { server: 'a', region: 'r' }, '0']);
     expect(rendered).toBe(2);
   });
 });

@@ -16,7 +16,7 @@ export interface ApiContext {
   probePolicy: () => TargetPolicy;
   /** The fleet changed: reschedule (and, for a server created or retired, tell the operator). */
   changed: (change?: { event: 'server_created' | 'server_retired'; server: string }) => void;
-  metricsText: () => Promise<{ text: string; contentType: string }>;
+  metricsText: () => Promise<{ text: string | readonly (string | Uint8Array)[]; contentType: string }>;
   ready: () => boolean;
   /** Whether this control holds the scheduling lease (the health checks say it). */
   scheduling: () => boolean;
