@@ -41,13 +41,19 @@ async function render<T>(families: readonly FleetFamily<T>[], items: readonly T[
   let sinceTurn = 0;
   for (const f of families) {
     const lines = [`# HELP ${f.name} ${escapeHelp(f.help)}`, `# TYPE ${f.name} gauge`];
+    // Prometheus refuses a whole scrape with one series twice; the first of a label set stands.
+    const seen = new Set<string>();
     for (const item of items) {
       if (++sinceTurn >= RENDER_SLICE) {
         sinceTurn = 0;
         await new Promise<void>((resolve) => setImmediate(resolve));
       }
       const s = f.series(item);
-      if (s) lines.push(`${f.name}{${labelText(s[0])}} ${valueText(s[1])}`);
+      if (!s) continue;
+      const labels = labelText(s[0]);
+      if (seen.has(labels)) continue;
+      seen.add(labels);
+      lines.push(`${f.name}{${labels}} ${valueText(s[1])}`);
     }
     blocks.push(lines.join('\n'));
   }

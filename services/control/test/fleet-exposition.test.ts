@@ -61,6 +61,16 @@ describe('fleet-wide families as text', () => {
     expect(text.endsWith('\n')).toBe(true);
   });
 
+  it('writes a label set once (Prometheus refuses a whole scrape with a series twice)', async () => {
+    const text = await textOf(new FleetExposition(families), [
+      { server: 'orders', region: 'eu-west', up: true },
+      { server: 'orders', region: 'eu-west', up: false },
+    ]);
+    expect(samples(text).filter(([name]) => name === 'fleet_up')).toEqual([
+      ['fleet_up', { server: 'orders', region: 'eu-west' }, '1'],
+    ]);
+  });
+
   it('gives a family with no series its HELP and TYPE all the same', async () => {
     expect(await textOf(new FleetExposition(families), [])).toBe(
       '# HELP fleet_up Up.\\nSecond line \\\\ of help.\n# TYPE fleet_up gauge\n\n# HELP fleet_seconds Seconds.\n# TYPE fleet_seconds gauge\n',
