@@ -68,7 +68,9 @@ export interface RegionsState {
 
 /** prom-client's registry, and after its text the fleet-wide families' (rendered apart: fleet-exposition.ts). */
 class ControlRegistry extends Registry {
-  fleetBytes: () => Promise<Buffer[]> = async () => [];
+  constructor(private readonly fleetBytes: () => Promise<Buffer[]>) {
+    super();
+  }
 
   /** What a scrape sends, in pieces: the registry's text, then each family group's bytes as rendered. */
   async exposition(): Promise<(string | Buffer)[]> {
@@ -82,7 +84,8 @@ class ControlRegistry extends Registry {
 }
 
 export function createControlMetrics(sources: ControlMetricsSources) {
-  const registry = new ControlRegistry();
+  // The fleet-wide families' bytes (fleetBytes, below) follow the registry's own text.
+  const registry = new ControlRegistry(() => fleetBytes());
   collectProcessMetrics(registry);
   const jobs = new Counter({
     name: 'mcp_scheduler_jobs_total',
@@ -261,7 +264,7 @@ export function createControlMetrics(sources: ControlMetricsSources) {
       series: (c) => [{ server: c.server }, c.mustFailing === 0 ? 1 : 0],
     },
   ]);
-  registry.fleetBytes = () => {
+  const fleetBytes = () => {
     const regions = sources.regions?.() ?? Promise.resolve({ tests: [], servers: [] });
     return Promise.all([
       sources.serverStates().then((states) => stateFamilies.bytes(states)),
@@ -315,24 +318,21 @@ export function controlMetricsSources(
     onError,
   );
   const all = [states, conformance, regions];
-  let last:
-    | { consensus: readonly TestConsensus[]; tests: TestConsensusState[]; quietServers?: ServerDisagreementState[] }
-    | undefined;
+  let last: { consensus: readonly TestConsensus[]; tests: TestConsensusState[]; quiet?: RegionsState } | undefined;
   return {
     poison: () => bus.stats().poison,
     serverStates: () => states.get(),
     conformance: () => conformance.get(),
     // How long a disagreement has lasted is the scrape's own clock's, not the snapshot's. The rest
-    // is the snapshot's: the same lists while it is (their text is not rendered again), the
-    // servers' too while no disagreement is open (every one of them 0).
+    // is the snapshot's: the same lists while it is (their text is not rendered again), and the
+    // whole state while no disagreement is open (nothing then depends on the clock).
     regions: async () => {
       const [consensus, open] = await regions.get();
+      if (last?.consensus === consensus && open.length === 0 && last.quiet) return last.quiet;
       const state = regionsState(consensus, open, new Date());
-      if (last?.consensus !== consensus) last = { consensus, tests: state.tests };
-      else state.tests = last.tests;
-      if (open.length > 0) return state;
-      last.quietServers ??= state.servers;
-      state.servers = last.quietServers;
+      if (last?.consensus === consensus) state.tests = last.tests;
+      else last = { consensus, tests: state.tests };
+      if (open.length === 0) last.quiet = state;
       return state;
     },
     agentsSeen: async () => {
