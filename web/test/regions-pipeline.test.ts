@@ -193,8 +193,8 @@ describe('multi-region truth through the real pipeline', () => {
   it('one region down: quorum `half` of two regions fails the test, quorum `all` holds until both are down', async () => {
     m.sim.face('geo', 'down', '127.0.0.2');
     const labels = (server: string) => ({ server, test: 'newest/handshake', revision: 'newest' });
-    // geo and geo-all are probed at their own moments, and the gauges are a snapshot read again
-    // after a run moved something (gauge-snapshot.ts): wait until one scrape shows both failing in us-east.
+    // geo and geo-all are probed at their own moments, and the gauges read a server again
+    // after a run moved something of it (fleet-gauges.ts): wait until one scrape shows both failing in us-east.
     await waitFor(
       'us-east failing for geo and geo-all',
       async () =>

@@ -25,8 +25,8 @@ import { serveApi } from './api-server';
 import { type ApplyOptions, type ApplySummary, applyFleet } from './apply';
 import { API_AUTH_HOW, ApiAuth, assertSafeBind, MCP_PATH } from './auth';
 import { tellFleetChange } from './events';
+import type { FleetGaugesOptions } from './fleet-gauges';
 import { FleetInForce } from './fleet-in-force';
-import type { GaugeSnapshotOptions } from './gauge-snapshot';
 import { recordHeartbeats } from './heartbeats';
 import type { RouteInfo } from './http';
 import { startIngest } from './ingest';
@@ -71,8 +71,8 @@ export interface ControlOptions {
   mcpDetectionLimits?: Partial<DetectionLimits>;
   tickMs?: number;
   ingestConcurrency?: number;
-  /** How the state gauges' snapshots are kept (gauge-snapshot.ts; maxAgeMs 0: read at every scrape). */
-  gauges?: GaugeSnapshotOptions;
+  /** How the fleet-wide gauges are kept (fleet-gauges.ts; maxAgeMs 0: the whole fleet read at every scrape). */
+  gauges?: FleetGaugesOptions;
   retentionDays?: number;
   /** How often a control without the scheduling lease tries for it; default a quarter of the shortest interval (0.25–5 s). */
   leasePollMs?: number;
@@ -119,7 +119,7 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
     bus,
     () => fleet.regions,
     opts.gauges,
-    (err) => log.warn({ err: err.message }, 'control gauges: the store could not be read; serving the last snapshot'),
+    (err) => log.warn({ err: err.message }, 'control gauges: the store could not be read; serving what was read last'),
   );
   const metrics = createControlMetrics(gauges);
   const schedule = new Schedule({
@@ -240,7 +240,7 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
     concurrency: opts.ingestConcurrency,
     regions: () => fleet.regions,
     onRun: (testId, region, revision) => schedule.noteRun(testId, region, revision),
-    onMoved: () => gauges.changed(),
+    onMoved: (serverId) => gauges.moved([serverId]),
     log,
   });
   const heartbeats = recordHeartbeats(bus, db, log);

@@ -104,9 +104,9 @@ export interface IngestOptions {
   onRun?: (testId: string, region: string, current: Revision) => void;
   /**
    * Told when a written run changed something control's state gauges show (a state made or moved,
-   * a move, a disagreement, a conformance test's checks): they read the store again (gauge-snapshot.ts).
+   * a move, a disagreement, a conformance test's checks): they read its server again (fleet-gauges.ts).
    */
-  onMoved?: () => void;
+  onMoved?: (serverId: string) => void;
   /** Rejections and retries; and one info line per change the operator cares about (events.ts). */
   log: EventLog & { warn: (obj: object, msg: string) => void; error: (obj: object, msg: string) => void };
 }
@@ -206,7 +206,7 @@ async function ingestOne(
       }
       // Told once, when the database has it: a duplicate wrote nothing and a stale run moved nothing.
       if (!out.duplicate && !out.stale) {
-        if (movedGauges(out)) opts.onMoved?.();
+        if (movedGauges(out)) opts.onMoved?.(r.serverId);
         tellRun(opts.log, r.region, out, r.run);
         tellJudgement(opts, out, new Date(r.finishedAt));
       }

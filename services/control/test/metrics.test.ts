@@ -1,19 +1,30 @@
 // Control's registry on its own: what promtool and rate() read from it, without a database.
 import { DEFAULT_JUDGEMENT } from '@mcp-fleet/config';
-import type { TestConsensus } from '@mcp-fleet/store';
 import { parseMetrics, seriesValue } from '@mcp-fleet/testkit';
 import { describe, expect, it } from 'vitest';
-import { createControlMetrics, regionsState } from '../src/metrics';
+import { disagreementOf } from '../src/fleet-gauge-reads';
+import { FleetGauges } from '../src/fleet-gauges';
+import { createControlMetrics } from '../src/metrics';
 
-const sources = (poison: () => number) => ({
-  poison,
-  serverStates: async () => [
-    { server: 'orders', region: 'eu-west', revision: '2025-11-25', era: 'legacy', up: true, failingPinnedTests: 0 },
-    // A revision control does not know (stored from a server's answer) stays a bounded label.
-    { server: 'odd', region: 'eu-west', revision: '1999-01-01', era: null, up: true, failingPinnedTests: 0 },
-  ],
-  agentsSeen: async () => [],
+const region = { region: 'eu-west', up: true, failingPinnedTests: 0 };
+const fleet = new FleetGauges({
+  liveServerIds: async () => ['orders', 'odd'],
+  servers: async (ids) =>
+    ids.map((id) => ({
+      id,
+      name: id,
+      // A revision control does not know (stored from a server's answer) stays a bounded label.
+      regions: [
+        id === 'orders'
+          ? { ...region, revision: '2025-11-25', era: 'legacy' }
+          : { ...region, revision: '1999-01-01', era: null },
+      ],
+      tests: [],
+      disagreement: null,
+      mustFailing: null,
+    })),
 });
+const sources = (poison: () => number) => ({ poison, agentsSeen: async () => [], fleet: () => fleet.bytes() });
 
 describe("control's metrics", () => {
   it('mcp_bus_poison_total is a counter that follows the bus count', async () => {
@@ -49,49 +60,31 @@ describe("control's metrics", () => {
   });
 });
 
-describe('regionsState (what the consensus and disagreement gauges show)', () => {
+describe("a server's disagreement as the gauges read it", () => {
   const judgement = { ...DEFAULT_JUDGEMENT, disagreementAfterMs: 0 };
-  const consensus = (over: Partial<TestConsensus>): TestConsensus => ({
-    testId: 't1',
-    serverId: 's1',
-    server: 'orders',
-    test: 'newest/handshake',
-    revision: 'newest',
-    mode: 'newest',
-    depth: 'handshake',
-    judgement,
-    regionsTotal: 2,
-    regionsFailing: 0,
-    needed: 1,
-    failing: false,
-    failingRegions: [],
-    ...over,
-  });
   const now = new Date('2026-07-28T12:00:00Z');
+  const ago = (ms: number) => new Date(now.getTime() - ms);
 
-  it('keeps revision labels bounded, and alerts at once on any disagreement with disagreementAfter 0', () => {
-    const state = regionsState(
-      [
-        consensus({}),
-        // A pin the store holds but mcp-fleet does not know (it is text in the database): `other`.
-        consensus({ testId: 't2', test: '1999-01-01/handshake', mode: 'pinned', revision: '1999-01-01' }),
-      ],
-      [{ server: 'orders', testId: 't1', startedAt: new Date(now.getTime() - 5_000) }],
-      now,
-    );
-    expect(state.tests.map((t) => t.revision)).toEqual(['newest', 'other']);
-    expect(state.servers).toEqual([{ server: 'orders', disagreeing: true, seconds: 5 }]);
+  it('is none for a server with no live test, and open since its longest open one started', () => {
+    expect(disagreementOf([], [{ testId: 't1', startedAt: ago(5_000) }])).toBeNull();
+    expect(
+      disagreementOf(
+        [
+          { testId: 't1', judgement },
+          { testId: 't2', judgement },
+        ],
+        [
+          { testId: 't2', startedAt: ago(1_000) },
+          { testId: 't1', startedAt: ago(5_000) },
+        ],
+      ),
+    ).toEqual({ afterMs: 0, openSince: ago(5_000).getTime() });
   });
 
-  it('ignores an open disagreement of a test no longer live, and a start in the future counts as 0 s', () => {
-    const state = regionsState(
-      [consensus({})],
-      [
-        { server: 'orders', testId: 'retired', startedAt: new Date(now.getTime() - 3_600_000) },
-        { server: 'orders', testId: 't1', startedAt: new Date(now.getTime() + 60_000) },
-      ],
-      now,
-    );
-    expect(state.servers).toEqual([{ server: 'orders', disagreeing: true, seconds: 0 }]);
+  it('ignores an open disagreement of a test no longer live (nobody can end it)', () => {
+    expect(disagreementOf([{ testId: 't1', judgement }], [{ testId: 'retired', startedAt: ago(3_600_000) }])).toEqual({
+      afterMs: 0,
+      openSince: null,
+    });
   });
 });

@@ -23,7 +23,7 @@ beforeAll(async () => {
   store = await openStore({ dataDir: join(dir, 'pgdata') });
   await store.migrate();
   const log = createLogger('test', 'silent');
-  const metrics = createControlMetrics({ serverStates: async () => [], poison: () => 0, agentsSeen: async () => [] });
+  const metrics = createControlMetrics({ poison: () => 0, agentsSeen: async () => [] });
   // Count full reads through the entries gauge the read sets.
   const set = metrics.entries.set.bind(metrics.entries);
   metrics.entries.set = ((v: number) => {

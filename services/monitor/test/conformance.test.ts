@@ -85,7 +85,7 @@ describe('conformance-depth tests on Postgres + NATS', () => {
   });
 
   it("control's gauges say who passes; the agents count each check's outcome", async () => {
-    // The gauges are a snapshot read again after a run moved a check (gauge-snapshot.ts): wait for
+    // The gauges read a server again after a run moved one of its checks (fleet-gauges.ts): wait for
     // both regions' failing MUST to reach it on a loaded machine.
     const control = await waitFor('the conformance gauges to show both regions', async () => {
       const s = parseMetrics(await (await fetch(`${m.control.url}/metrics`)).text());

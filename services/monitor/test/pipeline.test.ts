@@ -129,7 +129,7 @@ describe.each<[Flavour]>([['postgres+nats'], ['pglite+memory']])('the pipeline o
   });
 
   it("serves control's /metrics with the scheduler, ingest and per-server state series", async () => {
-    // The state gauges are a snapshot read again after a run moved something (gauge-snapshot.ts),
+    // The state gauges read a server again after a run moved something of it (fleet-gauges.ts),
     // which can trail the API on a loaded machine: wait for the states the API showed above.
     const samples = await waitFor('the state gauges to show the fleet', async () => {
       const res = await fetch(`${m.control.url}/metrics`);

@@ -39,7 +39,7 @@ afterAll(async () => {
 
 describe('the worst state across tests', () => {
   it('mcp_server_up has a series for a server with only pinned tests: 1 while its pin passes', async () => {
-    // The gauges are a snapshot read again after a run moved something (gauge-snapshot.ts): on a
+    // The gauges read a server again after a run moved something of it (fleet-gauges.ts): on a
     // loaded machine that read trails the API by up to ten times a read's duration.
     await waitFor(
       'mcp_server_up for drifter-pinned in both regions',

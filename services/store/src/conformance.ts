@@ -2,7 +2,7 @@
 // (with since when), the last conformance run's checks, the fleet's server × check matrix, and
 // per server how many MUST checks fail. Only live conformance tests of live servers count (a
 // retired server's page reads its tests retired with it, as the other reads do).
-import { and, asc, desc, eq, isNotNull, isNull, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, isNotNull, isNull, sql } from 'drizzle-orm';
 import type { Db } from './db';
 import { checkStates, runs, servers, tests } from './schema';
 import { shownTests } from './shown-tests';
@@ -79,10 +79,18 @@ export async function serverConformance(db: Db, serverId: string): Promise<TestC
   return out;
 }
 
-/** Per live server with a judged live conformance test: how many distinct MUST checks fail in some region. */
-export async function conformanceFailing(db: Db): Promise<{ server: string; mustFailing: number }[]> {
+/**
+ * Per live server with a judged live conformance test: how many distinct MUST checks fail in some
+ * region. Given `serverIds`, only those servers (still only live ones).
+ */
+export async function conformanceFailing(
+  db: Db,
+  opts: { serverIds?: readonly string[] } = {},
+): Promise<{ serverId: string; server: string; mustFailing: number }[]> {
+  if (opts.serverIds?.length === 0) return [];
   return db
     .select({
+      serverId: servers.id,
       server: servers.name,
       mustFailing:
         sql<number>`count(distinct ${checkStates.checkId}) filter (where ${checkStates.level} = 'MUST' and ${checkStates.status} = 'fail')`.mapWith(
@@ -92,7 +100,14 @@ export async function conformanceFailing(db: Db): Promise<{ server: string; must
     .from(checkStates)
     .innerJoin(tests, eq(tests.id, checkStates.testId))
     .innerJoin(servers, eq(servers.id, tests.serverId))
-    .where(and(isNull(tests.retiredAt), isNull(servers.retiredAt), eq(tests.depth, 'conformance')))
-    .groupBy(servers.name)
+    .where(
+      and(
+        isNull(tests.retiredAt),
+        isNull(servers.retiredAt),
+        eq(tests.depth, 'conformance'),
+        opts.serverIds ? inArray(servers.id, [...opts.serverIds]) : undefined,
+      ),
+    )
+    .groupBy(servers.id, servers.name)
     .orderBy(asc(servers.name));
 }

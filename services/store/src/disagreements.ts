@@ -57,6 +57,22 @@ export async function regionDisagreementList(db: Db, q: DisagreementQuery = {}):
   return rows.map((r) => ({ ...r, revisions: revisionsOf(r.revisions) }));
 }
 
+/** The open disagreements of these servers (every one: no limit, unlike the listing), for control's gauges. */
+export async function openDisagreements(
+  db: Db,
+  serverIds: readonly string[],
+): Promise<{ serverId: string; testId: string; startedAt: Date }[]> {
+  if (serverIds.length === 0) return [];
+  return db
+    .select({
+      serverId: regionDisagreements.serverId,
+      testId: regionDisagreements.testId,
+      startedAt: regionDisagreements.startedAt,
+    })
+    .from(regionDisagreements)
+    .where(and(inArray(regionDisagreements.serverId, [...serverIds]), isNull(regionDisagreements.endedAt)));
+}
+
 /**
  * The stored map read back: region → revision, only known revisions (ingest wrote it from agents'
  * results, a trust boundary, and it is jsonb): an unknown value is dropped, never shown.

@@ -166,7 +166,10 @@ describe.each(BACKENDS)('conformance checks on %s', (_name, make) => {
 
     // The matrix itself is conformanceMatrixNow's (conformance-reads.test.ts).
     const failing = (await conformanceFailing(store.db)).find((f) => f.server === server.name);
-    expect(failing).toEqual({ server: server.name, mustFailing: 1 });
+    expect(failing).toEqual({ serverId: server.id, server: server.name, mustFailing: 1 });
+    // Control's gauges read some servers at a time: the same answer for this one, none for another.
+    expect(await conformanceFailing(store.db, { serverIds: [server.id] })).toEqual([failing]);
+    expect(await conformanceFailing(store.db, { serverIds: [] })).toEqual([]);
   });
 
   it('prunes check changes with their runs; the states keep their since', async () => {
