@@ -19,6 +19,7 @@ import {
   type Store,
   sealStoredCredentials,
   tellFleetChanged,
+  withoutParams,
 } from '@mcp-fleet/store';
 import { createApi } from './api';
 import { serveApi } from './api-server';
@@ -119,7 +120,12 @@ export async function startControl(opts: ControlOptions): Promise<Control> {
     bus,
     () => fleet.regions,
     opts.gauges,
-    (err) => log.warn({ err: err.message }, 'control gauges: the store could not be read; serving what was read last'),
+    // Without the query's parameters: a read of 1,000 servers lists 1,000 ids.
+    (err) =>
+      log.warn(
+        { err: withoutParams(err).message },
+        'control gauges: the store could not be read; serving what was read last',
+      ),
   );
   const metrics = createControlMetrics(gauges);
   const schedule = new Schedule({

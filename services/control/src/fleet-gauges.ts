@@ -13,13 +13,15 @@
 // times their own duration apart (and `minGapMs`), so reading costs at most a tenth of a core
 // however much the fleet churns. A scrape starts a read itself only when one is waiting and reads
 // of its kind are cheap (under CHEAP_READ_MS: a small fleet, where the gauges are then exactly as
-// fresh as the store), or for the very first.
+// fresh as the store; it waits for that read CHEAP_WAIT_MS at most), or for the very first.
 import { familyHead, seriesLines } from './fleet-exposition';
 import { FLEET_FAMILIES, type FleetFamily, type ServerGauges } from './fleet-families';
 import type { FleetGaugeReads } from './fleet-gauge-reads';
 
 /** A read this quick is done at a scrape that finds one waiting. */
-const CHEAP_READ_MS = 50;
+const CHEAP_READ_MS = 200;
+/** How long a scrape waits for the read it started because reads were cheap. */
+export const CHEAP_WAIT_MS = 2_000;
 /** Servers per query of a read. */
 export const READ_SLICE = 1_000;
 
@@ -29,6 +31,8 @@ export interface FleetGaugesOptions {
   /** Read the whole fleet again after this long. Default 60 s. 0: at every scrape (tests that write the database behind control's back). */
   maxAgeMs?: number;
 }
+
+type Read = 'whole' | 'some';
 
 interface Kept {
   gauges: ServerGauges;
@@ -83,15 +87,22 @@ export class FleetGauges {
   /** What a scrape writes: each family's text (its HELP, TYPE and lines). */
   async bytes(): Promise<Buffer[]> {
     if (this.maxAgeMs === 0 || Date.now() - this.wholeAt >= this.maxAgeMs) this.wholePending = true;
-    const waiting = this.wholePending || this.pending.size > 0;
-    const cheap = (this.wholePending ? this.lastWholeMs : this.lastSomeMs) < CHEAP_READ_MS;
-    if (!this.readOnce || this.maxAgeMs === 0 || (waiting && cheap)) {
+    if (!this.readOnce || this.maxAgeMs === 0) {
       // One under way may have begun before the change: this scrape's read follows it.
       await this.reading;
-      this.startRead();
+      this.startRead('whole');
       await this.reading;
       if (!this.readOnce) throw new Error('gauges: the store could not be read');
-    } else this.schedule();
+    } else {
+      const kind = this.cheapWaiting();
+      if (kind) {
+        // Cheap so far; but the fleet may have grown behind this control's back (another control's
+        // API, a bulk load), so the scrape waits a bounded while and then serves what was read.
+        await within(this.reading, CHEAP_WAIT_MS);
+        this.startRead(kind);
+        await within(this.reading, CHEAP_WAIT_MS);
+      } else this.schedule();
+    }
     const now = Date.now();
     return FLEET_FAMILIES.map((family, k) => this.familyText(family, k, now));
   }
@@ -115,27 +126,46 @@ export class FleetGauges {
     return bytes;
   }
 
+  /** A read that is waiting and whose kind has been cheap, if any: a scrape does it itself. */
+  private cheapWaiting(): Read | undefined {
+    if (this.wholePending && this.lastWholeMs < CHEAP_READ_MS) return 'whole';
+    if (this.pending.size > 0 && this.lastSomeMs < CHEAP_READ_MS) return 'some';
+    return undefined;
+  }
+
+  /** When each waiting kind of read may start: ten times its last duration (and minGapMs) after the last read ended. */
+  private due(): { kind: Read; at: number } | undefined {
+    const at = (ms: number) => this.lastEndAt + Math.max(this.minGapMs, 10 * ms);
+    const whole = this.wholePending ? at(this.lastWholeMs) : Number.POSITIVE_INFINITY;
+    const some = this.pending.size > 0 ? at(this.lastSomeMs) : Number.POSITIVE_INFINITY;
+    if (whole === Number.POSITIVE_INFINITY && some === Number.POSITIVE_INFINITY) return undefined;
+    return whole <= some ? { kind: 'whole', at: whole } : { kind: 'some', at: some };
+  }
+
   private schedule(): void {
     if (this.stopped || this.timer || this.reading) return;
-    if (!this.wholePending && this.pending.size === 0) return;
-    const gap = Math.max(this.minGapMs, 10 * (this.wholePending ? this.lastWholeMs : this.lastSomeMs));
-    const wait = Math.max(0, this.lastEndAt + gap - Date.now());
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.startRead();
-    }, wait);
+    const next = this.due();
+    if (!next) return;
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        this.startRead(next.kind);
+      },
+      Math.max(0, next.at - Date.now()),
+    );
     this.timer.unref();
   }
 
-  private startRead(): void {
+  /** A whole read also reads the servers waiting for one; a read of some leaves a whole one waiting. */
+  private startRead(kind: Read): void {
     if (this.reading || this.stopped) return;
-    if (!this.wholePending && this.pending.size === 0) return;
+    if (kind === 'whole' ? !this.wholePending : this.pending.size === 0) return;
     clearTimeout(this.timer);
     this.timer = undefined;
     // What is asked from here on is read next time: a read may not see a write that committed after it began.
-    const whole = this.wholePending;
+    const whole = kind === 'whole';
     const ids = this.pending;
-    this.wholePending = false;
+    if (whole) this.wholePending = false;
     this.pending = new Set();
     const began = performance.now();
     this.reading = (whole ? this.readWhole() : this.readSome([...ids]))
@@ -143,7 +173,8 @@ export class FleetGauges {
         // Kept as they were; read again at the next gap.
         if (whole) this.wholePending = true;
         for (const id of ids) this.pending.add(id);
-        this.onError(err);
+        // Stopping closes the store under a read: nothing to say then.
+        if (!this.stopped) this.onError(err);
       })
       .finally(() => {
         const ms = performance.now() - began;
@@ -214,4 +245,11 @@ export class FleetGauges {
       if (text) this.versions[k]!++;
     });
   }
+}
+
+/** Wait for `promise` (which never rejects), but no longer than `ms`. */
+async function within(promise: Promise<void> | undefined, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
 }

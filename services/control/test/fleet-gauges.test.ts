@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ServerGauges } from '../src/fleet-families';
 import type { FleetGaugeReads } from '../src/fleet-gauge-reads';
-import { FleetGauges, READ_SLICE } from '../src/fleet-gauges';
+import { CHEAP_WAIT_MS, FleetGauges, READ_SLICE } from '../src/fleet-gauges';
 import { samples } from './exposition-samples';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -25,6 +25,8 @@ class Fleet implements FleetGaugeReads {
   readonly servers_ = new Map<string, ServerGauges>();
   asked: string[][] = [];
   delayMs = 0;
+  /** Listing the fleet (a whole read) takes this long. */
+  wholeDelayMs = 0;
   fail = false;
   constructor(list: ServerGauges[]) {
     for (const s of list) this.servers_.set(s.id, s);
@@ -33,6 +35,7 @@ class Fleet implements FleetGaugeReads {
     this.servers_.set(s.id, s);
   }
   async liveServerIds() {
+    if (this.wholeDelayMs) await sleep(this.wholeDelayMs);
     if (this.fail) throw new Error('database away');
     return [...this.servers_.keys()];
   }
@@ -170,11 +173,11 @@ describe('fleet-wide gauges kept per server', () => {
 
   it('spaces an expensive read ten times its duration apart, and a scrape meanwhile serves what was read', async () => {
     const fleet = new Fleet([server('orders')]);
-    fleet.delayMs = 60;
+    fleet.delayMs = 250;
     const gauges = new FleetGauges(fleet, { minGapMs: 0 });
     await gauges.bytes();
     gauges.moved(['id-orders']);
-    await sleep(100); // a read of some servers took 60 ms
+    await sleep(400); // a read of some servers took 250 ms: not cheap
     const reads = gauges.reads.some;
     fleet.set(server('orders', { regions: [{ ...server('orders').regions[0]!, up: false }] }));
     gauges.moved(['id-orders']);
@@ -182,9 +185,26 @@ describe('fleet-wide gauges kept per server', () => {
     const t0 = performance.now();
     expect(series(await scrape(gauges), 'mcp_server_up')[0]?.[2]).toBe('1');
     expect(performance.now() - t0).toBeLessThan(50);
-    await sleep(1_000);
+    await sleep(3_000);
     expect(series(await scrape(gauges), 'mcp_server_up')[0]?.[2]).toBe('0');
     expect(gauges.reads.some).toBe(reads + 1);
+    gauges.stop();
+  });
+
+  it('reads the servers a run moved at a scrape while an expensive whole read waits its gap', async () => {
+    const fleet = new Fleet([server('orders'), server('billing')]);
+    fleet.wholeDelayMs = 250;
+    const gauges = new FleetGauges(fleet, { minGapMs: 0 });
+    await gauges.bytes();
+    gauges.changed(); // the fleet changed: a whole read waits ~2.5 s
+    fleet.set(server('orders', { mustFailing: 1 }));
+    gauges.moved(['id-orders']);
+    const t0 = performance.now();
+    expect(series(await scrape(gauges), 'mcp_conformance_must_failing')).toEqual([
+      ['mcp_conformance_must_failing', { server: 'orders' }, '1'],
+    ]);
+    expect(performance.now() - t0).toBeLessThan(200);
+    expect(gauges.reads).toMatchObject({ whole: 1, some: 1 });
     gauges.stop();
   });
 
@@ -202,6 +222,21 @@ describe('fleet-wide gauges kept per server', () => {
     expect(series(await scrape(every), 'mcp_conformance_must_failing')).toHaveLength(1);
     expect(every.reads.whole).toBe(2);
     every.stop();
+  });
+
+  it('waits a bounded while for a read it started because reads were cheap, when the fleet grew behind its back', async () => {
+    const fleet = new Fleet([server('orders')]);
+    const gauges = new FleetGauges(fleet, { maxAgeMs: 30 });
+    await gauges.bytes();
+    for (let i = 0; i < 20; i++) fleet.set(server(`s${i}`));
+    fleet.delayMs = CHEAP_WAIT_MS + 1_500;
+    await sleep(50);
+    const t0 = performance.now();
+    expect(series(await scrape(gauges), 'mcp_server_up')).toHaveLength(1);
+    expect(performance.now() - t0).toBeLessThan(CHEAP_WAIT_MS + 1_000);
+    await sleep(2_000);
+    expect(series(await scrape(gauges), 'mcp_server_up')).toHaveLength(21);
+    gauges.stop();
   });
 
   it('keeps what was read when a read fails, says so, and reads the server again later', async () => {

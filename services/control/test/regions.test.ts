@@ -10,6 +10,7 @@ import { type ActiveTest, listActiveTests, openStore, type Store } from '@mcp-fl
 import { createTestDatabase, parseMetrics, seriesValue, type TestDatabase, testKeyring } from '@mcp-fleet/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Control, parseFleet, startControl } from '../src';
+import { storeGaugeReads } from '../src/fleet-gauge-reads';
 
 let db: TestDatabase;
 let store: Store;
@@ -351,5 +352,32 @@ describe('GET /api/disagreements', () => {
       expect(body.error, query).toMatch(message);
       expect(body.disagreements, query).toBeUndefined();
     }
+  });
+});
+
+// Last: it retires a server. The gauges read the servers a run moved one by one (fleet-gauges.ts):
+// a server read alone must show what the whole fleet's read shows for it, and a retired one nothing.
+describe("control's gauges read some servers at a time", () => {
+  it('reads a server alone as the whole read does, and a retired one as none', async () => {
+    const reads = storeGaugeReads(store, () => ['eu-west', 'us-east', 'ap-south']);
+    const live = await reads.liveServerIds();
+    expect(live.sort()).toEqual(['billing', 'orders', 'search'].map(serverId).sort());
+    const whole = await reads.servers(live);
+    for (const name of ['orders', 'billing', 'search']) {
+      const alone = await reads.servers([serverId(name)]);
+      expect(alone).toEqual(whole.filter((s) => s.name === name));
+    }
+    // What the scrape above showed for orders, from the store: failing in us-east, a pin failing in
+    // eu-west, open 12 min (the ended one is history), no judged conformance test.
+    const orders = whole.find((s) => s.name === 'orders')!;
+    expect(orders.tests.map((t) => [t.test, t.regionsFailing, t.regionsTotal]).sort()).toEqual([
+      ['2025-03-26/handshake', 1, 3],
+      ['newest/handshake', 2, 3],
+    ]);
+    expect(Date.now() - orders.disagreement!.openSince!).toBeGreaterThanOrEqual(12 * MIN);
+    expect(orders.mustFailing).toBeNull();
+    await store.db.execute(`update servers set retired_at = now() where id = '${serverId('search')}'`);
+    expect(await reads.servers([serverId('search')])).toEqual([]);
+    expect(await reads.liveServerIds()).not.toContain(serverId('search'));
   });
 });

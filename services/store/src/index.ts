@@ -16,7 +16,7 @@ export type { Db, Schema } from './db';
 export * from './disagreements';
 export * from './downgrades';
 export * from './drift';
-export { DuplicateNameError, UnknownRecordError } from './errors';
+export { DuplicateNameError, UnknownRecordError, withoutParams } from './errors';
 export * from './fleet';
 export * from './fleet-notify';
 export * from './ingest';
