@@ -368,7 +368,7 @@ describe("control's gauges read some servers at a time", () => {
       expect(alone).toEqual(whole.filter((s) => s.name === name));
     }
     // What the scrape above showed for orders, from the store: failing in us-east, a pin failing in
-    // eu-west, open 12 min (the ended one is history), no judged conformance test.
+    // eu-west, open 12 min (the ended one is history); its conformance test was retired above.
     const orders = whole.find((s) => s.name === 'orders')!;
     expect(orders.tests.map((t) => [t.test, t.regionsFailing, t.regionsTotal]).sort()).toEqual([
       ['2025-03-26/handshake', 1, 3],
